@@ -1,0 +1,161 @@
+#include "runtime/files.h"
+
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+namespace corral::runtime {
+namespace {
+
+class Fd {
+ public:
+  explicit Fd(int fd = -1) : fd_(fd) {}
+  Fd(Fd&& o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
+  Fd(const Fd&) = delete;
+  Fd& operator=(Fd&& o) noexcept {
+    if (this != &o) {
+      if (fd_ >= 0) close(fd_);
+      fd_ = o.fd_;
+      o.fd_ = -1;
+    }
+    return *this;
+  }
+  ~Fd() {
+    if (fd_ >= 0) close(fd_);
+  }
+  int get() const { return fd_; }
+
+ private:
+  int fd_;
+};
+
+int open_beneath(int root_fd, const std::string& path, uint64_t flags, mode_t mode = 0) {
+  struct open_how how = {};
+  how.flags = flags | O_CLOEXEC;
+  how.mode = mode;
+  how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS;
+  long fd;
+  do {
+    fd = syscall(SYS_openat2, root_fd, path.c_str(), &how, sizeof how);
+  } while (fd < 0 && errno == EAGAIN);
+  return static_cast<int>(fd);
+}
+
+// "/a/b/c" -> {"a","b","c"}; rejects empty and "." / ".." components so that a request can
+// never even ask for a path outside the root (RESOLVE_IN_ROOT would clamp it anyway).
+StatusOr<std::vector<std::string>> split(const std::string& field, const std::string& workdir,
+                                         const std::string& path) {
+  if (path.empty()) return InvalidArgument(field, "path is empty");
+  if (path.find('\0') != std::string::npos) return InvalidArgument(field, "path contains NUL");
+  std::string full = path[0] == '/' ? path : workdir + "/" + path;
+  std::vector<std::string> parts;
+  size_t i = 0;
+  while (i < full.size()) {
+    size_t j = full.find('/', i);
+    if (j == std::string::npos) j = full.size();
+    std::string part = full.substr(i, j - i);
+    if (part == "." || part == "..") return InvalidArgument(field, "path must not contain '.' or '..': " + path);
+    if (!part.empty()) parts.push_back(part);
+    i = j + 1;
+  }
+  if (parts.empty()) return InvalidArgument(field, "path names the root directory: " + path);
+  return parts;
+}
+
+std::string join(const std::vector<std::string>& parts, size_t n) {
+  std::string out = "/";
+  for (size_t i = 0; i < n; ++i) out += (i ? "/" : "") + parts[i];
+  return out;
+}
+
+StatusOr<Fd> make_parents(int root_fd, const std::vector<std::string>& parts, uid_t uid, gid_t gid) {
+  Fd dir(open_beneath(root_fd, "/", O_PATH | O_DIRECTORY));
+  if (dir.get() < 0) return SysError("open sandbox root");
+  for (size_t i = 0; i + 1 < parts.size(); ++i) {
+    std::string prefix = join(parts, i + 1);
+    Fd next(open_beneath(root_fd, prefix, O_PATH | O_DIRECTORY));
+    if (next.get() < 0 && errno == ENOENT) {
+      if (mkdirat(dir.get(), parts[i].c_str(), 0755) != 0 && errno != EEXIST) return SysError("mkdir", prefix);
+      if (fchownat(dir.get(), parts[i].c_str(), uid, gid, AT_SYMLINK_NOFOLLOW) != 0) return SysError("chown", prefix);
+      next = Fd(open_beneath(root_fd, prefix, O_PATH | O_DIRECTORY));
+    }
+    if (next.get() < 0) return SysError("open directory", prefix);
+    dir = std::move(next);
+  }
+  return dir;
+}
+
+}  // namespace
+
+Status write_files_beneath(int root_fd, const std::string& workdir, const std::vector<FileEntry>& files, uid_t uid,
+                           gid_t gid) {
+  for (size_t i = 0; i < files.size(); ++i) {
+    const FileEntry& f = files[i];
+    const std::string field = "files[" + std::to_string(i) + "].path";
+    auto parts = split(field, workdir, f.path);
+    if (!parts.ok()) return parts.status();
+    auto dir = make_parents(root_fd, *parts, uid, gid);
+    if (!dir.ok()) return dir.status();
+    const std::string& name = parts->back();
+    // O_NOFOLLOW: a symlink planted at the destination is refused, not written through.
+    // O_NONBLOCK: a FIFO planted there cannot hang the supervisor.
+    Fd fd(openat(dir->get(), name.c_str(), O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, f.mode & 0777));
+    if (fd.get() < 0) return SysError("create file in sandbox", f.path);
+    struct stat st;
+    if (fstat(fd.get(), &st) != 0) return SysError("stat", f.path);
+    if (!S_ISREG(st.st_mode)) return Status(ErrorCode::kInvalidArgument, "is not a regular file", f.path);
+    if (ftruncate(fd.get(), 0) != 0) return SysError("truncate", f.path);
+    if (fchown(fd.get(), uid, gid) != 0 || fchmod(fd.get(), f.mode & 0777) != 0) return SysError("chown", f.path);
+    size_t off = 0;
+    while (off < f.data.size()) {
+      ssize_t w = write(fd.get(), f.data.data() + off, f.data.size() - off);
+      if (w < 0 && errno == EINTR) continue;
+      if (w < 0) return SysError("write file in sandbox", f.path);
+      off += static_cast<size_t>(w);
+    }
+  }
+  return Status::Ok();
+}
+
+StatusOr<std::vector<FileEntry>> read_files_beneath(int root_fd, const std::string& workdir,
+                                                    const std::vector<std::string>& paths, uint64_t max_bytes) {
+  std::vector<FileEntry> out;
+  for (size_t i = 0; i < paths.size(); ++i) {
+    auto parts = split("paths[" + std::to_string(i) + "]", workdir, paths[i]);
+    if (!parts.ok()) return parts.status();
+    Fd fd(open_beneath(root_fd, join(*parts, parts->size()), O_RDONLY | O_NOFOLLOW | O_NONBLOCK));
+    if (fd.get() < 0) {
+      if (errno == ELOOP) return Status(ErrorCode::kInvalidArgument, "is a symlink; refusing to follow it", paths[i]);
+      return SysError("open file in sandbox", paths[i]);
+    }
+    struct stat st;
+    if (fstat(fd.get(), &st) != 0) return SysError("stat", paths[i]);
+    if (!S_ISREG(st.st_mode)) return Status(ErrorCode::kInvalidArgument, "is not a regular file", paths[i]);
+    if (static_cast<uint64_t>(st.st_size) > max_bytes) {
+      return Status(ErrorCode::kResourceExhausted,
+                    "is " + std::to_string(st.st_size) + " bytes, over the limit of " + std::to_string(max_bytes),
+                    paths[i]);
+    }
+    FileEntry e;
+    e.path = paths[i];
+    e.mode = st.st_mode & 0777;
+    e.data.resize(static_cast<size_t>(st.st_size));
+    size_t off = 0;
+    while (off < e.data.size()) {
+      ssize_t r = read(fd.get(), e.data.data() + off, e.data.size() - off);
+      if (r < 0 && errno == EINTR) continue;
+      if (r < 0) return SysError("read file in sandbox", paths[i]);
+      if (r == 0) break;
+      off += static_cast<size_t>(r);
+    }
+    e.data.resize(off);
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+}  // namespace corral::runtime

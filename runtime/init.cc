@@ -1,0 +1,262 @@
+#include "runtime/init.h"
+
+#include <fcntl.h>
+#include <linux/seccomp.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "runtime/fds.h"
+#include "runtime/mount_ns.h"
+#include "runtime/protocol.h"
+#include "runtime/worker.h"
+
+namespace corral::runtime {
+namespace {
+
+constexpr int kCtlFd = 3;
+
+[[noreturn]] void setup_failed(const ErrorPayload& err) {
+  send_frame(kCtlFd, Frame::kSetupError, &err, sizeof err);
+  _exit(1);
+}
+
+// fork() without glibc's atfork handlers, which take locks a raw-cloned child may find held.
+pid_t raw_fork() { return static_cast<pid_t>(syscall(SYS_clone, SIGCHLD, nullptr, nullptr, nullptr, nullptr)); }
+
+void close_fd(int* fd) {
+  if (*fd >= 0) close(*fd);
+  *fd = -1;
+}
+
+class Init {
+ public:
+  explicit Init(const LaunchPlan& plan) : plan_(plan) {}
+
+  [[noreturn]] void serve() {
+    sigset_t mask;
+    sigemptyset(&mask);
+    sigaddset(&mask, SIGCHLD);
+    sigprocmask(SIG_BLOCK, &mask, nullptr);
+    sigfd_ = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+    if (sigfd_ < 0) _exit(2);
+    if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sizes_) != 0) sizes_ = {};
+
+    while (true) {
+      struct pollfd p[3] = {{kCtlFd, POLLIN, 0}, {sigfd_, POLLIN, 0}, {listener_, POLLIN, 0}};
+      int n = listener_ >= 0 ? 3 : 2;
+      if (poll(p, n, -1) < 0) {
+        if (errno == EINTR) continue;
+        _exit(2);
+      }
+      if (p[1].revents) reap();
+      if (n == 3 && (p[2].revents & POLLIN)) relay_violation();
+      else if (n == 3 && (p[2].revents & (POLLHUP | POLLERR | POLLNVAL))) close_fd(&listener_);
+      if (p[0].revents) handle_control();
+    }
+  }
+
+ private:
+  void handle_control() {
+    FrameHeader h;
+    int fds[kMaxFds];
+    int nfds = 0;
+    // The supervisor is gone (or broke the protocol): PID 1 exits and the kernel kills
+    // every process left in the namespace.
+    if (recv_header(kCtlFd, &h, fds, &nfds) != 0) _exit(0);
+    if (h.type == static_cast<uint32_t>(Frame::kKill)) {
+      if (worker_ > 0) kill(-1, SIGKILL);
+      for (int i = 0; i < nfds; ++i) close(fds[i]);
+      return;
+    }
+    if (h.type != static_cast<uint32_t>(Frame::kExec)) _exit(3);
+    start_exec(h.length, fds, nfds);
+  }
+
+  void fail_exec(const char* step, int err, const char* detail) {
+    ErrorPayload e;
+    make_error(&e, step, err, detail);
+    send_frame(kCtlFd, Frame::kExecFailed, &e, sizeof e);
+  }
+
+  void start_exec(uint32_t length, int* fds, int nfds) {
+    // Payload: ExecWire, strings, then room for the argv/envp pointer arrays.
+    size_t map_len = length + 2 * sizeof(char*) * (length / 2 + 2) + 64;
+    char* buf = static_cast<char*>(mmap(nullptr, map_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+    if (buf == MAP_FAILED) _exit(4);
+    if (length < sizeof(ExecWire) || read_full(kCtlFd, buf, length) != 0) _exit(4);
+    ExecWire w;
+    memcpy(&w, buf, sizeof w);
+    char* strings = buf + sizeof w;
+    size_t slen = length - sizeof w;
+    bool ok = nfds == 3 && w.strings_len == slen && slen > 0 && strings[slen - 1] == '\0' && w.argc >= 1;
+    char** ptrs = reinterpret_cast<char**>(buf + ((length + 15) & ~size_t{15}));
+    size_t count = 0;
+    if (ok) {
+      size_t needed = 1 + w.argc + w.envc;
+      for (size_t off = 0; off < slen && count <= needed; off += strlen(strings + off) + 1) {
+        if (count < needed) ptrs[count + (count > w.argc ? 1 : 0)] = strings + off;
+        ++count;
+      }
+      ok = count == needed;
+    }
+    if (!ok) {
+      fail_exec("decode exec request", EINVAL, "");
+    } else if (worker_ > 0) {
+      fail_exec("exec", EBUSY, "another exec is running in this sandbox");
+    } else {
+      // ptrs: [cwd, argv..., NULL, envp..., NULL]
+      ptrs[1 + w.argc] = nullptr;
+      ptrs[2 + w.argc + w.envc] = nullptr;
+      launch(ptrs[0], ptrs + 1, ptrs + 2 + w.argc, fds);
+    }
+    for (int i = 0; i < nfds; ++i) close(fds[i]);
+    munmap(buf, map_len);
+  }
+
+  void launch(const char* cwd, char* const* argv, char* const* envp, const int* stdio) {
+    int report[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, report) != 0) {
+      return fail_exec("socketpair", errno, "");
+    }
+    pid_t pid = raw_fork();
+    if (pid < 0) {
+      int e = errno;
+      close(report[0]);
+      close(report[1]);
+      return fail_exec("fork", e, "");
+    }
+    if (pid == 0) {
+      close(report[0]);
+      WorkerArgs a{cwd, argv, envp, {stdio[0], stdio[1], stdio[2]}, report[1]};
+      run_worker(plan_, a);
+    }
+    close(report[1]);
+    worker_ = pid;
+    bool failed = false;
+    // The worker sends its seccomp listener, then either execs (the socket closes on exec)
+    // or reports why it could not.
+    while (true) {
+      FrameHeader h;
+      int fds[kMaxFds];
+      int nfds = 0;
+      if (recv_header(report[0], &h, fds, &nfds) != 0) break;
+      if (h.type == kWorkerListener && nfds == 1) {
+        close_fd(&listener_);
+        listener_ = fds[0];
+        continue;
+      }
+      for (int i = 0; i < nfds; ++i) close(fds[i]);
+      ErrorPayload e;
+      if (h.type == kWorkerFailed && h.length == sizeof e && read_full(report[0], &e, sizeof e) == 0) {
+        send_frame(kCtlFd, Frame::kExecFailed, &e, sizeof e);
+        failed = true;
+      }
+      break;
+    }
+    close(report[0]);
+    if (!failed) send_frame(kCtlFd, Frame::kExecStarted, nullptr, 0);
+  }
+
+  void reap() {
+    struct signalfd_siginfo si;
+    while (read(sigfd_, &si, sizeof si) == sizeof si) {
+    }
+    bool done = false;
+    while (true) {
+      int st = 0;
+      struct rusage ru;
+      pid_t p = wait4(-1, &st, WNOHANG, &ru);
+      if (p <= 0) break;
+      if (p == worker_) {
+        done = true;
+        exit_.wait_status = st;
+        exit_.user_us = ru.ru_utime.tv_sec * 1000000LL + ru.ru_utime.tv_usec;
+        exit_.sys_us = ru.ru_stime.tv_sec * 1000000LL + ru.ru_stime.tv_usec;
+        exit_.maxrss_kb = ru.ru_maxrss;
+      }
+    }
+    if (!done) return;
+    // An exec's processes end with it: daemons, double forks and stragglers included.
+    kill(-1, SIGKILL);
+    while (wait4(-1, nullptr, 0, nullptr) > 0 || errno == EINTR) {
+    }
+    close_fd(&listener_);
+    worker_ = 0;
+    send_frame(kCtlFd, Frame::kExited, &exit_, sizeof exit_);
+  }
+
+  void relay_violation() {
+    alignas(16) static char notif_buf[4096];
+    alignas(16) static char resp_buf[4096];
+    if (sizes_.seccomp_notif == 0 || sizes_.seccomp_notif > sizeof notif_buf) return close_fd(&listener_);
+    memset(notif_buf, 0, sizes_.seccomp_notif);
+    auto* n = reinterpret_cast<struct seccomp_notif*>(notif_buf);
+    if (ioctl(listener_, SECCOMP_IOCTL_NOTIF_RECV, n) != 0) {
+      if (errno != ENOENT && errno != EINTR) close_fd(&listener_);
+      return;
+    }
+    // Kill first: the syscall never runs, and the offender never returns to user code.
+    kill(static_cast<pid_t>(n->pid), SIGKILL);
+    ViolationPayload v = {n->data.arch, n->data.nr, static_cast<int32_t>(n->pid), 0};
+    send_frame(kCtlFd, Frame::kViolation, &v, sizeof v);
+    memset(resp_buf, 0, sizes_.seccomp_notif_resp);
+    auto* r = reinterpret_cast<struct seccomp_notif_resp*>(resp_buf);
+    r->id = n->id;
+    r->error = -EPERM;
+    ioctl(listener_, SECCOMP_IOCTL_NOTIF_SEND, r);  // ENOENT once the task is gone: fine
+  }
+
+  const LaunchPlan& plan_;
+  int sigfd_ = -1;
+  int listener_ = -1;
+  pid_t worker_ = 0;
+  ExitPayload exit_ = {};
+  struct seccomp_notif_sizes sizes_ = {};
+};
+
+}  // namespace
+
+void init_main(const LaunchPlan& plan, int ctl_fd) {
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  // Keep only the control socket (as fd 3); stdio becomes /dev/null so that nothing of the
+  // supervisor's stays open in the sandbox.
+  if (ctl_fd != kCtlFd && dup3(ctl_fd, kCtlFd, O_CLOEXEC) < 0) _exit(1);
+  if (close_fds_from(kCtlFd + 1) != 0) _exit(1);
+  int null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+  if (null_fd < 0) _exit(1);
+  for (int i = 0; i < 3; ++i) dup2(null_fd, i);
+  if (null_fd > 2) close(null_fd);
+
+  FrameHeader h;
+  int fds[kMaxFds];
+  int nfds = 0;
+  if (recv_header(kCtlFd, &h, fds, &nfds) != 0 || h.type != static_cast<uint32_t>(Frame::kGo)) _exit(1);
+
+  ErrorPayload err;
+  // Until now this process had the supervisor's host ids; from here on it is the
+  // sandbox's uid 0, an unprivileged id on the host.
+  if (setresgid(0, 0, 0) != 0) make_error(&err, "setresgid", errno, ""), setup_failed(err);
+  if (setresuid(0, 0, 0) != 0) make_error(&err, "setresuid", errno, ""), setup_failed(err);
+  if (sethostname(plan.hostname.c_str(), plan.hostname.size()) != 0) {
+    make_error(&err, "sethostname", errno, plan.hostname.c_str()), setup_failed(err);
+  }
+  if (build_root_filesystem(plan, &err) != 0) setup_failed(err);
+  // Not dumpable: /proc/1 is closed to user code, and nothing can ptrace init.
+  if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) make_error(&err, "set non-dumpable", errno, ""), setup_failed(err);
+  if (send_frame(kCtlFd, Frame::kReady, nullptr, 0) != 0) _exit(1);
+  Init(plan).serve();
+}
+
+}  // namespace corral::runtime

@@ -1,0 +1,76 @@
+// LaunchPlan: everything the sandbox's PID 1 (corral-init) needs, prepared by the supervisor
+// *before* clone3. The child gets a copy of this memory with the clone and only reads it.
+//
+// Why: the supervisor may be multi-threaded (the HTTP server is). After a raw clone3 the
+// child has one thread but inherits the other threads' locks as they were, so calling
+// malloc (or anything that may take a lock) there can deadlock forever. Code that runs in
+// corral-init and in the exec workers it forks therefore never allocates: every string,
+// option and BPF program is built here, and the init side uses syscalls and fixed buffers.
+#pragma once
+
+#include <linux/filter.h>
+#include <sys/capability.h>
+#include <sys/resource.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "seccomp/compiler.h"
+#include "src/core/policy.h"
+
+namespace corral::runtime {
+
+// Inside every sandbox: init runs as uid 0 (mapped to an unprivileged host uid) and holds
+// capabilities only over the sandbox's own namespaces; user code runs as kSandboxUid.
+inline constexpr uid_t kSandboxUid = 1000;
+inline constexpr gid_t kSandboxGid = 1000;
+
+struct MountStep {
+  enum class Kind {
+    kBindReadonly,  // source (host path, before pivot) -> target, read-only, nosuid, nodev
+    kBindWritable,  // source -> target, nosuid, nodev
+    kTmpfs,         // tmpfs with `options` at target
+    kMaskFile,      // /dev/null over target if it exists (under /proc)
+    kMaskDir,       // empty read-only tmpfs over target if it exists (under /proc)
+    kReadonlyInPlace,  // re-bind target onto itself read-only, if it exists (under /proc)
+  } kind;
+  std::string source;   // absolute host path (binds)
+  std::string target;   // absolute path under the new root, e.g. "/run/corral/mnt/root/usr"
+  std::string options;  // tmpfs options
+  bool target_is_file = false;  // bind of a file: create an empty file as mount point
+};
+
+struct LaunchPlan {
+  // Staging: a size-capped tmpfs holding the overlay upper/work dirs, /tmp and /dev/shm.
+  std::string staging;          // host dir used as mount point inside the private mount ns
+  std::string staging_options;  // "size=...,mode=0755"
+  std::string new_root;         // staging + "/root"
+  std::string overlay_options;  // lowerdir=...,upperdir=...,workdir=...
+  std::vector<std::string> staging_dirs;  // created inside the staging tmpfs (absolute)
+  std::vector<MountStep> rootfs_mounts;   // after the overlay root, before /proc and /dev
+  std::vector<MountStep> proc_masks;      // after /proc is mounted
+  std::vector<MountStep> user_mounts;     // the policy's mounts
+  std::string proc_target;
+  std::string dev_target;
+  std::string dev_options;
+  std::vector<std::string> dev_nodes;  // names under /dev bound from the host (null, zero...)
+  std::string shm_source;              // staging dir bound to /dev/shm
+  std::string tmp_source;              // staging dir bound to /tmp
+  std::string workdir_in_root;         // new_root + workdir (created, owned by the sandbox user)
+
+  std::string hostname;
+
+  // Exec-time settings shared by every exec in this sandbox.
+  std::shared_ptr<const seccomp::Program> seccomp;
+  struct sock_fprog seccomp_prog{};  // points into seccomp->filter
+  cap_t empty_caps = nullptr;        // cap_init(): all sets clear
+  int last_cap = 0;
+  struct Rlimit {
+    int resource;
+    rlim_t value;
+  };
+  std::vector<Rlimit> rlimits;
+};
+
+}  // namespace corral::runtime

@@ -1,0 +1,308 @@
+#include "runtime/native_executor.h"
+
+#include <fcntl.h>
+#include <linux/sched.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/pidfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstring>
+
+#include "rootfs/host_rootfs.h"
+#include "runtime/env.h"
+#include "runtime/files.h"
+#include "runtime/init.h"
+#include "runtime/launch_plan.h"
+#include "runtime/netns.h"
+#include "runtime/protocol.h"
+#include "runtime/rlimits.h"
+#include "runtime/supervisor.h"
+#include "runtime/userns.h"
+
+namespace corral::runtime {
+namespace {
+
+constexpr int kSetupTimeoutMs = 10'000;
+constexpr uint64_t kCloneFlags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC |
+                                 CLONE_NEWUTS | CLONE_NEWCGROUP;
+
+class NativeSandbox : public Sandbox {
+ public:
+  NativeSandbox(std::string id, Policy policy, IdSlot ids)
+      : id_(std::move(id)), policy_(std::move(policy)), ids_(std::move(ids)) {}
+  ~NativeSandbox() override { kill_and_reap(); }
+
+  const std::string& id() const override { return id_; }
+  const Policy& policy() const override { return policy_; }
+
+  // Killing PID 1 ends the pid namespace: the kernel kills every other process in it and
+  // init's exit completes only once they are gone. Mounts, the network namespace and the
+  // staging tmpfs go with the last process.
+  void kill_and_reap() {
+    if (pidfd >= 0) {
+      syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, nullptr, 0);
+      siginfo_t si;
+      while (waitid(static_cast<idtype_t>(P_PIDFD), static_cast<id_t>(pidfd), &si, WEXITED) != 0 && errno == EINTR) {
+      }
+      close(pidfd);
+      pidfd = -1;
+    }
+    if (ctl >= 0) close(ctl);
+    ctl = -1;
+  }
+
+  const IdSlot& ids() const { return ids_; }
+  pid_t pid = -1;
+  int pidfd = -1;
+  int ctl = -1;
+
+ private:
+  std::string id_;
+  Policy policy_;
+  IdSlot ids_;
+};
+
+std::string new_sandbox_id(uint32_t slot) {
+  static std::atomic<uint64_t> counter{0};
+  char buf[64];
+  snprintf(buf, sizeof buf, "n%u-%u-%llu", static_cast<unsigned>(getpid()), slot,
+           static_cast<unsigned long long>(counter.fetch_add(1)));
+  return buf;
+}
+
+Status mkdir_p(const std::string& path, mode_t mode) {
+  for (size_t i = 1; i <= path.size(); ++i) {
+    if (i == path.size() || path[i] == '/') {
+      std::string p = path.substr(0, i);
+      if (mkdir(p.c_str(), mode) != 0 && errno != EEXIST) return SysError("create directory", p);
+    }
+  }
+  return Status::Ok();
+}
+
+StatusOr<std::unique_ptr<LaunchPlan>> build_plan(const Policy& policy, const NativeOptions& options,
+                                                 const rootfs::HostRootfs& rootfs,
+                                                 std::shared_ptr<const seccomp::Program> prog) {
+  auto plan = std::make_unique<LaunchPlan>();
+  LaunchPlan& p = *plan;
+  const Limits& l = policy.limits;
+  p.staging = options.state_dir + "/mnt";
+  p.staging_options = "size=" + std::to_string(l.disk_bytes) + ",mode=0755";
+  p.new_root = p.staging + "/root";
+  p.tmp_source = p.staging + "/tmp";
+  p.shm_source = p.staging + "/shm";
+  p.staging_dirs = {p.staging + "/upper", p.staging + "/work", p.new_root, p.tmp_source, p.shm_source};
+  p.overlay_options = "lowerdir=" + rootfs.lower_dir + ",upperdir=" + p.staging + "/upper,workdir=" + p.staging + "/work";
+  for (const std::string& dir : rootfs.ro_binds) {
+    p.rootfs_mounts.push_back({MountStep::Kind::kBindReadonly, dir, p.new_root + dir, "", false});
+  }
+  p.proc_target = p.new_root + "/proc";
+  for (const char* f : {"kcore", "keys", "timer_list", "sched_debug", "latency_stats", "kallsyms", "sysrq-trigger",
+                        "kmsg", "kpagecount", "kpageflags", "kpagecgroup", "config.gz"}) {
+    p.proc_masks.push_back({MountStep::Kind::kMaskFile, "", p.proc_target + "/" + f, "", true});
+  }
+  for (const char* d : {"acpi", "scsi", "asound", "driver"}) {
+    p.proc_masks.push_back({MountStep::Kind::kMaskDir, "", p.proc_target + "/" + d, "", false});
+  }
+  for (const char* d : {"sys", "bus", "fs", "irq"}) {
+    p.proc_masks.push_back({MountStep::Kind::kReadonlyInPlace, "", p.proc_target + "/" + d, "", false});
+  }
+  p.dev_target = p.new_root + "/dev";
+  p.dev_options = "size=64k,mode=0755";
+  p.dev_nodes = {"null", "zero", "full", "random", "urandom", "tty"};
+  p.workdir_in_root = p.new_root + policy.workdir;
+  for (size_t i = 0; i < policy.mounts.size(); ++i) {
+    const MountSpec& m = policy.mounts[i];
+    if (m.type == MountSpec::Type::kTmpfs) {
+      p.user_mounts.push_back({MountStep::Kind::kTmpfs, "", p.new_root + m.target,
+                               "size=" + std::to_string(m.size_bytes) + ",mode=0755,uid=" +
+                                   std::to_string(kSandboxUid) + ",gid=" + std::to_string(kSandboxGid),
+                               false});
+      continue;
+    }
+    struct stat st;
+    if (stat(m.source.c_str(), &st) != 0) {
+      return Status(ErrorCode::kInvalidArgument, "bind source does not exist: " + m.source,
+                    "mounts[" + std::to_string(i) + "].source", errno);
+    }
+    p.user_mounts.push_back({m.readonly ? MountStep::Kind::kBindReadonly : MountStep::Kind::kBindWritable, m.source,
+                             p.new_root + m.target, "", !S_ISDIR(st.st_mode)});
+  }
+  p.hostname = policy.hostname;
+  p.seccomp = std::move(prog);
+  p.seccomp_prog.len = static_cast<unsigned short>(p.seccomp->filter.size());
+  p.seccomp_prog.filter = const_cast<sock_filter*>(p.seccomp->filter.data());
+  p.empty_caps = cap_init();
+  if (!p.empty_caps) return SysError("cap_init");
+  p.last_cap = static_cast<int>(cap_max_bits()) - 1;
+  p.rlimits = rlimits_for(l);
+  return plan;
+}
+
+// Waits for init's answer to "go": ready, or the step that failed.
+Status await_ready(const NativeSandbox& sb) {
+  struct pollfd p[2] = {{sb.ctl, POLLIN, 0}, {sb.pidfd, POLLIN, 0}};
+  int r;
+  do {
+    r = poll(p, 2, kSetupTimeoutMs);
+  } while (r < 0 && errno == EINTR);
+  if (r == 0) return Internal("corral-init did not finish setting up the sandbox within 10 s");
+  FrameHeader h;
+  int fds[kMaxFds];
+  int nfds = 0;
+  if (recv_header(sb.ctl, &h, fds, &nfds) != 0) return Internal("corral-init exited during sandbox setup");
+  for (int i = 0; i < nfds; ++i) close(fds[i]);
+  if (h.type == static_cast<uint32_t>(Frame::kReady)) return Status::Ok();
+  ErrorPayload e{};
+  if (h.type != static_cast<uint32_t>(Frame::kSetupError) || h.length != sizeof e || read_full(sb.ctl, &e, sizeof e)) {
+    return Internal("corral-init broke the setup protocol");
+  }
+  return Status(e.err == EPERM || e.err == EACCES ? ErrorCode::kPermissionDenied : ErrorCode::kUnsupported,
+                std::string("sandbox setup failed at '") + e.step + "'", e.detail, e.err);
+}
+
+// clone3 with every namespace at once. The child becomes corral-init and never returns.
+// Supplementary groups: a new user namespace keeps the creator's groups, and with
+// setgroups denied nothing inside could drop them, so this thread drops its own (the raw
+// syscall is per-thread, unlike glibc's setgroups) for the duration of the clone.
+StatusOr<pid_t> clone_init(const LaunchPlan& plan, int child_ctl, int* pidfd) {
+  struct clone_args args = {};
+  args.flags = kCloneFlags | CLONE_PIDFD;
+  args.pidfd = reinterpret_cast<uint64_t>(pidfd);
+  args.exit_signal = SIGCHLD;
+  gid_t groups[256];
+  int ngroups = getgroups(256, groups);
+  if (ngroups < 0) return SysError("getgroups");
+  if (ngroups > 0 && syscall(SYS_setgroups, 0, nullptr) != 0) return SysError("drop supplementary groups");
+  long pid = syscall(SYS_clone3, &args, sizeof args);
+  if (pid == 0) init_main(plan, child_ctl);
+  int clone_errno = errno;
+  if (ngroups > 0) syscall(SYS_setgroups, ngroups, groups);
+  if (pid < 0) {
+    if (clone_errno == EPERM || clone_errno == ENOSPC || clone_errno == EUSERS) {
+      return Status(ErrorCode::kPermissionDenied, "clone3 with new namespaces was refused (see `corral doctor`)", "",
+                    clone_errno);
+    }
+    return SysError("clone3", clone_errno);
+  }
+  return static_cast<pid_t>(pid);
+}
+
+NativeSandbox& native(Sandbox& s) { return static_cast<NativeSandbox&>(s); }
+
+}  // namespace
+
+NativeExecutor::NativeExecutor(NativeOptions options) : options_(std::move(options)) {}
+
+Status NativeExecutor::check_supported(const Policy& policy) {
+  if (policy.network.mode == NetworkMode::kAllowlist) {
+    return Unsupported("the native backend cannot enforce an allowlist network yet", "network.mode");
+  }
+  if (policy.limits.cpu != 0) {
+    return Unsupported("CPU bandwidth caps need the cgroup driver, which this backend does not have yet",
+                       "limits.cpu");
+  }
+  if (policy.rootfs != "host") {
+    return Unsupported("only the 'host' rootfs is available in this version", "rootfs");
+  }
+  return Status::Ok();
+}
+
+StatusOr<std::unique_ptr<Sandbox>> NativeExecutor::create(const SandboxSpec& spec) {
+  const Policy& policy = spec.policy;
+  RETURN_IF_ERROR(check_supported(policy));
+  if (geteuid() != 0) {
+    return Status(ErrorCode::kPermissionDenied, "the native backend must run as root (it writes id maps)");
+  }
+  RETURN_IF_ERROR(mkdir_p(options_.state_dir + "/mnt", 0755));
+  auto rootfs = rootfs::ensure_host_rootfs(options_.rootfs_dir);
+  if (!rootfs.ok()) return rootfs.status();
+  auto prog = seccomp::load(policy.seccomp);
+  if (!prog.ok()) return prog.status();
+  auto ids = IdSlot::claim(options_.state_dir);
+  if (!ids.ok()) return ids.status();
+  auto plan = build_plan(policy, options_, *rootfs, *prog);
+  if (!plan.ok()) return plan.status();
+  std::unique_ptr<LaunchPlan> launch = std::move(plan).value();
+  struct CapsFree {
+    cap_t c;
+    ~CapsFree() { cap_free(c); }
+  } caps_guard{launch->empty_caps};
+
+  int sv[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) return SysError("socketpair");
+  auto sb = std::make_unique<NativeSandbox>(new_sandbox_id(ids->slot()), policy, std::move(ids).value());
+  sb->ctl = sv[0];
+  auto pid = clone_init(*launch, sv[1], &sb->pidfd);
+  close(sv[1]);
+  if (!pid.ok()) return pid.status();
+  sb->pid = *pid;
+
+  // Parent side of each namespace, then "go"; on any failure the sandbox's destructor kills
+  // init, which takes everything it made with it.
+  RETURN_IF_ERROR(write_id_maps(sb->pid, sb->ids()));
+  if (policy.network.mode == NetworkMode::kLoopback) RETURN_IF_ERROR(bring_up_loopback(sb->pid));
+  if (int r = send_frame(sb->ctl, Frame::kGo, nullptr, 0); r != 0) return SysError("send go to corral-init", -r);
+  RETURN_IF_ERROR(await_ready(*sb));
+  return std::unique_ptr<Sandbox>(std::move(sb));
+}
+
+StatusOr<ExecResult> NativeExecutor::exec(Sandbox& sandbox, const ExecRequest& request) {
+  NativeSandbox& sb = native(sandbox);
+  if (sb.pidfd < 0) return Status(ErrorCode::kNotFound, "sandbox was destroyed", sb.id());
+  auto env = build_environment(sb.policy(), request);
+  if (!env.ok()) return env.status();
+  auto outcome = supervise_exec({sb.ctl, sb.pidfd}, sb.policy(), request, *env);
+  if (!outcome.ok()) return outcome.status();
+  if (outcome->sandbox_broken) sb.kill_and_reap();
+  return std::move(outcome->result);
+}
+
+Status NativeExecutor::put_files(Sandbox& sandbox, const std::vector<FileEntry>& files) {
+  NativeSandbox& sb = native(sandbox);
+  if (sb.pidfd < 0) return Status(ErrorCode::kNotFound, "sandbox was destroyed", sb.id());
+  std::string root = "/proc/" + std::to_string(sb.pid) + "/root";
+  int fd = open(root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return SysError("open sandbox root", root);
+  Status s = write_files_beneath(fd, sb.policy().workdir, files, sb.ids().user_host_id(), sb.ids().user_host_id());
+  close(fd);
+  return s;
+}
+
+StatusOr<std::vector<FileEntry>> NativeExecutor::get_files(Sandbox& sandbox, const std::vector<std::string>& paths,
+                                                           uint64_t max_bytes) {
+  NativeSandbox& sb = native(sandbox);
+  if (sb.pidfd < 0) return Status(ErrorCode::kNotFound, "sandbox was destroyed", sb.id());
+  std::string root = "/proc/" + std::to_string(sb.pid) + "/root";
+  int fd = open(root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return SysError("open sandbox root", root);
+  auto files = read_files_beneath(fd, sb.policy().workdir, paths, max_bytes);
+  close(fd);
+  return files;
+}
+
+Status NativeExecutor::destroy(Sandbox& sandbox) {
+  native(sandbox).kill_and_reap();
+  return Status::Ok();
+}
+
+Features NativeExecutor::features() const {
+  Features f;
+  f.backend = "native";
+  f.user_namespace = true;
+  f.seccomp = true;
+  f.overlay = true;
+  f.cgroups = false;
+  f.notes.push_back("memory and pids are held with per-process rlimits; cgroup enforcement is not built yet");
+  return f;
+}
+
+}  // namespace corral::runtime

@@ -1,0 +1,57 @@
+#include "runtime/netns.h"
+
+#include <fcntl.h>
+#include <net/if.h>
+#include <netlink/netlink.h>
+#include <netlink/route/link.h>
+#include <sched.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <memory>
+
+namespace corral::runtime {
+namespace {
+
+struct Fd {
+  int fd;
+  ~Fd() {
+    if (fd >= 0) close(fd);
+  }
+};
+
+Status set_lo_up() {
+  std::unique_ptr<nl_sock, decltype(&nl_socket_free)> sock(nl_socket_alloc(), nl_socket_free);
+  if (!sock) return Internal("libnl: cannot allocate a netlink socket");
+  int err = nl_connect(sock.get(), NETLINK_ROUTE);
+  if (err < 0) return Internal(std::string("libnl: connect: ") + nl_geterror(err));
+  rtnl_link* raw = nullptr;
+  err = rtnl_link_get_kernel(sock.get(), 1, nullptr, &raw);  // lo is always ifindex 1
+  if (err < 0) return Internal(std::string("libnl: get lo: ") + nl_geterror(err));
+  std::unique_ptr<rtnl_link, decltype(&rtnl_link_put)> lo(raw, rtnl_link_put);
+  std::unique_ptr<rtnl_link, decltype(&rtnl_link_put)> change(rtnl_link_alloc(), rtnl_link_put);
+  rtnl_link_set_flags(change.get(), IFF_UP);
+  err = rtnl_link_change(sock.get(), lo.get(), change.get(), 0);
+  if (err < 0) return Internal(std::string("libnl: set lo up: ") + nl_geterror(err));
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status bring_up_loopback(pid_t pid) {
+  char path[64];
+  snprintf(path, sizeof path, "/proc/%d/ns/net", pid);
+  Fd target{open(path, O_RDONLY | O_CLOEXEC)};
+  if (target.fd < 0) return SysError("open sandbox netns", path);
+  Fd own{open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC)};
+  if (own.fd < 0) return SysError("open own netns", "/proc/thread-self/ns/net");
+  if (setns(target.fd, CLONE_NEWNET) != 0) return SysError("enter sandbox netns", path);
+  Status s = set_lo_up();
+  if (setns(own.fd, CLONE_NEWNET) != 0) {
+    // Staying in the sandbox's namespace would silently cut this thread off the network.
+    return SysError("return to own netns", "/proc/thread-self/ns/net");
+  }
+  return s;
+}
+
+}  // namespace corral::runtime

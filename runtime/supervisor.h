@@ -1,0 +1,29 @@
+// Supervisor side of one exec: sends the request to corral-init with fresh stdio pipes, then
+// runs one poll loop until the exec is over — feeding stdin, draining stdout/stderr into
+// capped buffers (reading on past the cap so the writer never blocks), enforcing the wall
+// clock, and turning init's frames (started, failed, violation, exited) into an ExecResult.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "src/core/executor.h"
+
+namespace corral::runtime {
+
+struct SandboxChannel {
+  int ctl = -1;    // control socket to corral-init
+  int pidfd = -1;  // corral-init itself: readable when it has died
+};
+
+struct ExecOutcome {
+  ExecResult result;
+  // init stopped answering (or died): the sandbox is unusable and must be destroyed.
+  bool sandbox_broken = false;
+};
+
+// `env` is the complete environment ("K=V") for the program.
+StatusOr<ExecOutcome> supervise_exec(const SandboxChannel& ch, const Policy& policy, const ExecRequest& req,
+                                     const std::vector<std::string>& env);
+
+}  // namespace corral::runtime

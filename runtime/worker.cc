@@ -1,0 +1,118 @@
+#include "runtime/worker.h"
+
+#include <fcntl.h>
+#include <linux/limits.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+#include "runtime/caps.h"
+#include "runtime/fds.h"
+#include "runtime/rlimits.h"
+#include "runtime/seccomp_install.h"
+
+namespace corral::runtime {
+namespace {
+
+constexpr char kDefaultPath[] = "/usr/local/bin:/usr/bin:/bin";
+
+[[noreturn]] void report_and_exit(int fd, const ErrorPayload& err) {
+  send_frame(fd, static_cast<Frame>(kWorkerFailed), &err, sizeof err);
+  _exit(127);
+}
+
+void reset_signals() {
+  struct sigaction dfl = {};
+  dfl.sa_handler = SIG_DFL;
+  for (int sig = 1; sig < NSIG; ++sig) {
+    if (sig == SIGKILL || sig == SIGSTOP) continue;
+    sigaction(sig, &dfl, nullptr);  // fails harmlessly for the libc-reserved RT signals
+  }
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, nullptr);
+}
+
+const char* path_from_env(char* const* envp) {
+  for (char* const* e = envp; *e; ++e) {
+    if (strncmp(*e, "PATH=", 5) == 0) return *e + 5;
+  }
+  return kDefaultPath;
+}
+
+// execvpe without allocation: PATH comes from the request's environment, not corral's.
+void exec_program(char* const* argv, char* const* envp) {
+  const char* file = argv[0];
+  if (strchr(file, '/')) {
+    execve(file, argv, envp);
+    return;
+  }
+  char candidate[PATH_MAX];
+  int saved = ENOENT;
+  const char* p = path_from_env(envp);
+  while (true) {
+    const char* end = strchrnul(p, ':');
+    size_t dir_len = static_cast<size_t>(end - p);
+    if (dir_len == 0) dir_len = 1, p = ".";  // empty element means the cwd
+    if (dir_len + 1 + strlen(file) < sizeof candidate) {
+      memcpy(candidate, p, dir_len);
+      candidate[dir_len] = '/';
+      strcpy(candidate + dir_len + 1, file);
+      execve(candidate, argv, envp);
+      if (errno == EACCES) saved = EACCES;
+      else if (errno != ENOENT && errno != ENOTDIR) return;
+    }
+    if (*end == '\0') break;
+    p = end + 1;
+  }
+  errno = saved;
+}
+
+}  // namespace
+
+void run_worker(const LaunchPlan& plan, const WorkerArgs& args) {
+  ErrorPayload err;
+  int report = args.report_fd;
+  reset_signals();
+  if (setsid() < 0) make_error(&err, "setsid", errno, ""), report_and_exit(report, err);
+
+  for (int i = 0; i < 3; ++i) {
+    if (dup2(args.stdio[i], i) < 0) make_error(&err, "dup2 stdio", errno, ""), report_and_exit(report, err);
+  }
+  // The report socket moves to fd 3 (close-on-exec); everything above it is closed below.
+  if (report != 3) {
+    if (dup3(report, 3, O_CLOEXEC) < 0) make_error(&err, "dup3 report", errno, ""), report_and_exit(report, err);
+    report = 3;
+  }
+  if (chdir(args.cwd) != 0) make_error(&err, "chdir", errno, args.cwd), report_and_exit(report, err);
+  if (apply_rlimits(plan, &err) != 0) report_and_exit(report, err);
+
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
+    make_error(&err, "set no_new_privs", errno, ""), report_and_exit(report, err);
+  }
+  if (drop_capability_bounds(plan, &err) != 0) report_and_exit(report, err);
+  if (setresgid(kSandboxGid, kSandboxGid, kSandboxGid) != 0) {
+    make_error(&err, "setresgid", errno, ""), report_and_exit(report, err);
+  }
+  if (setresuid(kSandboxUid, kSandboxUid, kSandboxUid) != 0) {
+    make_error(&err, "setresuid", errno, ""), report_and_exit(report, err);
+  }
+  if (clear_capabilities(plan, &err) != 0) report_and_exit(report, err);
+  if (close_fds_from(4) != 0) make_error(&err, "close fds", errno, ""), report_and_exit(report, err);
+
+  int listener = install_seccomp(plan, &err);
+  if (listener == -1) report_and_exit(report, err);
+  if (listener >= 0) {
+    if (send_frame(report, static_cast<Frame>(kWorkerListener), nullptr, 0, &listener, 1) != 0) _exit(127);
+    close(listener);
+  }
+  exec_program(args.argv, args.envp);
+  make_error(&err, "execve", errno, args.argv[0]);
+  report_and_exit(report, err);
+}
+
+}  // namespace corral::runtime

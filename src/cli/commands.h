@@ -1,0 +1,18 @@
+// corral's CLI subcommands. Each takes the arguments after its name and returns the
+// process exit code. Usage errors print one line to stderr and return kUsageError.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace corral::cli {
+
+inline constexpr int kUsageError = 2;
+
+int exec_command(const std::vector<std::string>& args);
+int doctor_command(const std::vector<std::string>& args);
+
+// Prints "corral: <message>" to stderr and returns kUsageError.
+int usage_error(const std::string& message);
+
+}  // namespace corral::cli

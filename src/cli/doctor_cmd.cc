@@ -1,0 +1,27 @@
+#include <cstdio>
+
+#include "runtime/host_probe.h"
+#include "src/cli/commands.h"
+
+namespace corral::cli {
+
+int doctor_command(const std::vector<std::string>& args) {
+  for (const auto& a : args) {
+    if (a == "--help") {
+      puts("usage: corral doctor\n\nChecks the kernel features the native backend uses and says what corral does "
+           "about each.");
+      return 0;
+    }
+    return usage_error("doctor: unknown option '" + a + "'");
+  }
+  bool ready = true;
+  for (const auto& c : runtime::probe_host()) {
+    printf("%-4s %-18s %s\n     -> %s\n", c.ok ? "ok" : (c.required ? "FAIL" : "warn"), c.name.c_str(),
+           c.detail.c_str(), c.action.c_str());
+    if (c.required && !c.ok) ready = false;
+  }
+  printf("\n%s\n", ready ? "native sandboxes can run on this host" : "native sandboxes cannot run on this host");
+  return ready ? 0 : 1;
+}
+
+}  // namespace corral::cli

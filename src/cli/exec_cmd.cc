@@ -1,0 +1,146 @@
+// corral exec: run one program in a fresh native sandbox and pass its exit code through.
+#include <unistd.h>
+
+#include <boost/program_options.hpp>
+#include <csignal>
+#include <cstdio>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "runtime/native_executor.h"
+#include "src/cli/commands.h"
+
+namespace po = boost::program_options;
+
+namespace corral::cli {
+namespace {
+
+constexpr uint64_t kMaxStdin = 64ull << 20;
+
+// Exit codes for outcomes that are not the program's own exit: shell conventions where one
+// exists (124 timeout as timeout(1), 128+N for a signal).
+int exit_code_for(const ExecResult& r) {
+  switch (r.status()) {
+    case ExecStatus::kOk:
+    case ExecStatus::kNonzeroExit: return r.exit_code;
+    case ExecStatus::kSignaled: return 128 + r.signal;
+    case ExecStatus::kTimeout: return 124;
+    case ExecStatus::kOom: return 137;
+    case ExecStatus::kOutputLimit: return 125;
+    case ExecStatus::kSeccompViolation: return 128 + SIGSYS;
+    case ExecStatus::kPolicyViolation:
+    case ExecStatus::kSetupError: return kUsageError;
+    case ExecStatus::kInternalError: return 70;
+  }
+  return 70;
+}
+
+bool read_all_stdin(std::string* out) {
+  char buf[65536];
+  while (true) {
+    ssize_t n = read(0, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return false;
+    if (n == 0) return true;
+    out->append(buf, static_cast<size_t>(n));
+    if (out->size() > kMaxStdin) return false;
+  }
+}
+
+void write_all(int fd, std::string_view s) {
+  while (!s.empty()) {
+    ssize_t w = write(fd, s.data(), s.size());
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return;
+    s.remove_prefix(static_cast<size_t>(w));
+  }
+}
+
+}  // namespace
+
+int usage_error(const std::string& message) {
+  fprintf(stderr, "corral: %s\n", message.c_str());
+  return kUsageError;
+}
+
+int exec_command(const std::vector<std::string>& args) {
+  // Options come first; the program starts at "--" or at the first word that is not one.
+  std::vector<std::string> opts;
+  size_t i = 0;
+  for (; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "--") {
+      ++i;
+      break;
+    }
+    if (a.empty() || a[0] != '-') break;
+    opts.push_back(a);
+    if ((a == "--policy" || a == "--timeout") && i + 1 < args.size()) opts.push_back(args[++i]);
+  }
+  const std::vector<std::string> argv(args.begin() + static_cast<long>(i), args.end());
+
+  po::options_description desc("usage: corral exec [options] -- PROGRAM [ARGS...]");
+  desc.add_options()("help", "show this help")("policy", po::value<std::string>(), "policy JSON file")(
+      "timeout", po::value<uint64_t>(), "wall-clock limit in ms (overrides the policy)")(
+      "json", po::bool_switch(), "print the ExecResult as JSON instead of the program's output")(
+      "no-stdin", po::bool_switch(), "do not pass corral's stdin to the program");
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(opts).options(desc).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    return usage_error(std::string("exec: ") + e.what());
+  }
+  if (vm.count("help")) {
+    std::cout << desc;
+    return 0;
+  }
+  if (argv.empty()) return usage_error("exec: no program given (usage: corral exec [options] -- PROGRAM [ARGS...])");
+
+  SandboxSpec spec;
+  if (vm.count("policy")) {
+    auto p = Policy::from_file(vm["policy"].as<std::string>());
+    if (!p.ok()) return usage_error("policy: " + p.status().to_string());
+    spec.policy = std::move(p).value();
+  }
+  Status supported = runtime::NativeExecutor::check_supported(spec.policy);
+  if (!supported.ok()) return usage_error("policy: " + supported.to_string());
+
+  ExecRequest req;
+  req.argv = argv;
+  if (vm.count("timeout")) {
+    uint64_t t = vm["timeout"].as<uint64_t>();
+    if (t == 0) return usage_error("--timeout: must be at least 1 ms");
+    req.wall_ms = t;
+  }
+  const bool json = vm["json"].as<bool>();
+  if (!vm["no-stdin"].as<bool>() && !isatty(0)) {
+    if (!read_all_stdin(&req.stdin_data)) return usage_error("stdin: cannot read it, or it is over 64 MiB");
+  }
+  if (!json) {
+    req.on_stdout = [](std::string_view s) { write_all(1, s); };
+    req.on_stderr = [](std::string_view s) { write_all(2, s); };
+  }
+
+  runtime::NativeExecutor executor;
+  auto sandbox = executor.create(spec);
+  if (!sandbox.ok()) return usage_error(sandbox.status().to_string());
+  auto result = executor.exec(**sandbox, req);
+  if (!result.ok()) {
+    executor.destroy(**sandbox);
+    return usage_error(result.status().to_string());
+  }
+  // Output first, teardown after: the caller has its answer while the kernel cleans up.
+  if (json) {
+    std::string out = result->to_json().dump(2) + "\n";
+    write_all(1, out);
+  } else if (result->status() == ExecStatus::kSetupError) {
+    fprintf(stderr, "corral: %s\n", result->message.c_str());
+  } else if (result->status() != ExecStatus::kOk && result->status() != ExecStatus::kNonzeroExit) {
+    fprintf(stderr, "corral: %s: %s\n", exec_status_name(result->status()), result->message.c_str());
+  }
+  executor.destroy(**sandbox);
+  return exit_code_for(*result);
+}
+
+}  // namespace corral::cli

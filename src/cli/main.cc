@@ -1,0 +1,41 @@
+// corral: run untrusted code in an isolated Linux sandbox.
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "src/cli/commands.h"
+
+namespace {
+
+constexpr char kUsage[] =
+    "usage: corral <command> [options]\n"
+    "\n"
+    "commands:\n"
+    "  exec [--policy FILE] [--timeout MS] [--json] -- ARGV...   run a program in a sandbox\n"
+    "  doctor                                                     what this host supports\n"
+    "  version                                                    print the version\n"
+    "\n"
+    "`corral <command> --help` describes a command's options.\n";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    fputs(kUsage, stderr);
+    return corral::cli::kUsageError;
+  }
+  std::string cmd = argv[1];
+  std::vector<std::string> args(argv + 2, argv + argc);
+  if (cmd == "exec") return corral::cli::exec_command(args);
+  if (cmd == "doctor") return corral::cli::doctor_command(args);
+  if (cmd == "version" || cmd == "--version") {
+    printf("corral %s\n", CORRAL_VERSION);
+    return 0;
+  }
+  if (cmd == "help" || cmd == "--help" || cmd == "-h") {
+    fputs(kUsage, stdout);
+    return 0;
+  }
+  return corral::cli::usage_error("unknown command '" + cmd + "' (try `corral help`)");
+}

@@ -1,0 +1,14 @@
+#include "src/core/executor.h"
+
+namespace corral {
+
+StatusOr<ExecResult> Executor::run_once(const SandboxSpec& spec, const ExecRequest& request) {
+  auto sandbox = create(spec);
+  if (!sandbox.ok()) return sandbox.status();
+  StatusOr<ExecResult> result = exec(**sandbox, request);
+  Status destroyed = destroy(**sandbox);
+  if (result.ok() && !destroyed.ok()) return destroyed;
+  return result;
+}
+
+}  // namespace corral
