@@ -2,6 +2,7 @@
 #include <unistd.h>
 
 #include <boost/program_options.hpp>
+#include <charconv>
 #include <csignal>
 #include <cstdio>
 #include <iostream>
@@ -81,7 +82,7 @@ int exec_command(const std::vector<std::string>& args) {
 
   po::options_description desc("usage: corral exec [options] -- PROGRAM [ARGS...]");
   desc.add_options()("help", "show this help")("policy", po::value<std::string>(), "policy JSON file")(
-      "timeout", po::value<uint64_t>(), "wall-clock limit in ms (overrides the policy)")(
+      "timeout", po::value<std::string>(), "wall-clock limit in ms (overrides the policy)")(
       "json", po::bool_switch(), "print the ExecResult as JSON instead of the program's output")(
       "no-stdin", po::bool_switch(), "do not pass corral's stdin to the program");
   po::variables_map vm;
@@ -109,8 +110,13 @@ int exec_command(const std::vector<std::string>& args) {
   ExecRequest req;
   req.argv = argv;
   if (vm.count("timeout")) {
-    uint64_t t = vm["timeout"].as<uint64_t>();
-    if (t == 0) return usage_error("--timeout: must be at least 1 ms");
+    // Parsed by hand: boost's lexical_cast turns "-3" into a huge unsigned number.
+    const std::string text = vm["timeout"].as<std::string>();
+    uint64_t t = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), t);
+    if (ec != std::errc() || end != text.data() + text.size() || t == 0 || t > 86'400'000) {
+      return usage_error("--timeout: must be a whole number of milliseconds from 1 to 86400000, got '" + text + "'");
+    }
     req.wall_ms = t;
   }
   const bool json = vm["json"].as<bool>();

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# CLI behaviour: exit codes pass through, --json prints a parseable ExecResult, and bad input
+# gets exit 2 with exactly one line on stderr naming the problem. Prints PASS/FAIL/SKIP lines.
+set -u
+C=${1:?usage: cli_test.sh path/to/corral}
+T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
+
+pass() { echo "PASS $1"; }
+fail() { echo "FAIL $1: $2"; }
+if [ "$(id -u)" -ne 0 ]; then echo "SKIP cli: needs root for the native backend"; exit 0; fi
+
+# expect_rc NAME WANT_RC [STDERR_PATTERN] -- ARGS...
+expect() {
+  local name=$1 want=$2 pattern=$3; shift 4
+  "$C" "$@" >"$T/out" 2>"$T/err" </dev/null
+  local rc=$?
+  if [ "$rc" -ne "$want" ]; then fail "$name" "exit $rc, want $want; stderr: $(head -c 300 "$T/err")"; return; fi
+  if [ -n "$pattern" ]; then
+    if [ "$(wc -l <"$T/err")" -ne 1 ]; then fail "$name" "stderr is not one line: $(cat "$T/err")"; return; fi
+    if ! grep -qE "$pattern" "$T/err"; then fail "$name" "stderr '$(cat "$T/err")' lacks /$pattern/"; return; fi
+  fi
+  pass "$name"
+}
+
+expect exit_code_passes_through 7 "" -- exec -- /bin/sh -c 'exit 7'
+expect exit_zero 0 "" -- exec -- /bin/true
+expect signal_is_128_plus 137 "" -- exec -- /bin/sh -c 'kill -9 $$'
+expect timeout_is_124 124 "timeout" -- exec --timeout 200 -- /bin/sleep 5
+expect nonexistent_program 2 "execve /nonexistent/prog: No such file" -- exec -- /nonexistent/prog
+expect program_not_in_path 2 "execve no-such-cmd" -- exec -- no-such-cmd
+expect unreadable_policy 2 "/nonexistent.json: cannot read policy file" -- exec --policy /nonexistent.json -- /bin/true
+echo '{"limits": {"wall_ms": ' >"$T/malformed.json"
+expect malformed_policy 2 "not valid JSON" -- exec --policy "$T/malformed.json" -- /bin/true
+echo '{"limits": {"memory_bytes": -5}}' >"$T/negative.json"
+expect negative_limit 2 "limits.memory_bytes: must not be negative" -- exec --policy "$T/negative.json" -- /bin/true
+echo '{"limits": {"pids": 0}}' >"$T/zero.json"
+expect zero_limit 2 "limits.pids: must be at least 1" -- exec --policy "$T/zero.json" -- /bin/true
+echo '{"limits": {"wall_ms": "soon"}}' >"$T/string.json"
+expect non_numeric_limit 2 "limits.wall_ms: must be an integer" -- exec --policy "$T/string.json" -- /bin/true
+echo '{"network": {"mode": "allowlist", "allow": ["example.org:443"]}}' >"$T/allow.json"
+expect unsupported_feature 2 "network.mode" -- exec --policy "$T/allow.json" -- /bin/true
+echo '{"surprise": true}' >"$T/unknown.json"
+expect unknown_policy_key 2 "surprise: unknown field" -- exec --policy "$T/unknown.json" -- /bin/true
+expect bad_timeout 2 "timeout" -- exec --timeout -3 -- /bin/true
+expect zero_timeout 2 "timeout" -- exec --timeout 0 -- /bin/true
+expect unknown_option 2 "unrecognised|unrecognized" -- exec --frobnicate -- /bin/true
+expect no_program 2 "no program" -- exec
+expect unknown_command 2 "unknown command" -- launch
+
+# stdin passes through, stdout and stderr stay separate.
+out=$(printf 'ping' | "$C" exec -- /bin/sh -c 'cat; echo err >&2' 2>"$T/err")
+[ "$out" = "ping" ] && [ "$(cat "$T/err")" = "err" ] && pass stdin_and_streams || fail stdin_and_streams "out='$out' err='$(cat "$T/err")'"
+
+# --json is one parseable ExecResult.
+"$C" exec --json -- /bin/sh -c 'echo hi; exit 3' >"$T/json" </dev/null
+if /usr/bin/python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["status"] == "nonzero_exit", r
+assert r["exit_code"] == 3 and r["stdout"] == "hi\n", r
+assert r["usage"]["wall_ms"] > 0, r
+' "$T/json"; then pass json_result; else fail json_result "$(cat "$T/json")"; fi
+
+# A failed run leaves nothing mounted on the host.
+before=$(grep -c corral /proc/self/mountinfo)
+"$C" exec -- /nonexistent >/dev/null 2>&1 </dev/null
+"$C" exec --timeout 100 -- /bin/sleep 5 >/dev/null 2>&1 </dev/null
+after=$(grep -c corral /proc/self/mountinfo)
+[ "$before" = "$after" ] && pass no_mounts_left || fail no_mounts_left "before=$before after=$after"
