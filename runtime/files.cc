@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <linux/openat2.h>
+#include <sys/fsuid.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -31,6 +32,24 @@ class Fd {
 
  private:
   int fd_;
+};
+
+// File transfer runs with the sandbox user's host ids as this thread's fs ids: files are
+// created as that user, permission checks are that user's, and host root's DAC overrides
+// are off for the duration (they drop when fsuid leaves 0). It is also the only way to
+// create files at all: host root is unmapped in the sandbox's user namespace, so the
+// kernel refuses inodes owned by it (EOVERFLOW). setfsuid is per-thread.
+class AsSandboxUser {
+ public:
+  AsSandboxUser(uid_t uid, gid_t gid) : old_gid_(setfsgid(gid)), old_uid_(setfsuid(uid)) {}
+  ~AsSandboxUser() {
+    setfsuid(old_uid_);
+    setfsgid(old_gid_);
+  }
+
+ private:
+  int old_gid_;
+  int old_uid_;
 };
 
 int open_beneath(int root_fd, const std::string& path, uint64_t flags, mode_t mode = 0) {
@@ -72,7 +91,7 @@ std::string join(const std::vector<std::string>& parts, size_t n) {
   return out;
 }
 
-StatusOr<Fd> make_parents(int root_fd, const std::vector<std::string>& parts, uid_t uid, gid_t gid) {
+StatusOr<Fd> make_parents(int root_fd, const std::vector<std::string>& parts) {
   Fd dir(open_beneath(root_fd, "/", O_PATH | O_DIRECTORY));
   if (dir.get() < 0) return SysError("open sandbox root");
   for (size_t i = 0; i + 1 < parts.size(); ++i) {
@@ -80,7 +99,6 @@ StatusOr<Fd> make_parents(int root_fd, const std::vector<std::string>& parts, ui
     Fd next(open_beneath(root_fd, prefix, O_PATH | O_DIRECTORY));
     if (next.get() < 0 && errno == ENOENT) {
       if (mkdirat(dir.get(), parts[i].c_str(), 0755) != 0 && errno != EEXIST) return SysError("mkdir", prefix);
-      if (fchownat(dir.get(), parts[i].c_str(), uid, gid, AT_SYMLINK_NOFOLLOW) != 0) return SysError("chown", prefix);
       next = Fd(open_beneath(root_fd, prefix, O_PATH | O_DIRECTORY));
     }
     if (next.get() < 0) return SysError("open directory", prefix);
@@ -93,12 +111,13 @@ StatusOr<Fd> make_parents(int root_fd, const std::vector<std::string>& parts, ui
 
 Status write_files_beneath(int root_fd, const std::string& workdir, const std::vector<FileEntry>& files, uid_t uid,
                            gid_t gid) {
+  AsSandboxUser as_user(uid, gid);
   for (size_t i = 0; i < files.size(); ++i) {
     const FileEntry& f = files[i];
     const std::string field = "files[" + std::to_string(i) + "].path";
     auto parts = split(field, workdir, f.path);
     if (!parts.ok()) return parts.status();
-    auto dir = make_parents(root_fd, *parts, uid, gid);
+    auto dir = make_parents(root_fd, *parts);
     if (!dir.ok()) return dir.status();
     const std::string& name = parts->back();
     // O_NOFOLLOW: a symlink planted at the destination is refused, not written through.
@@ -109,7 +128,7 @@ Status write_files_beneath(int root_fd, const std::string& workdir, const std::v
     if (fstat(fd.get(), &st) != 0) return SysError("stat", f.path);
     if (!S_ISREG(st.st_mode)) return Status(ErrorCode::kInvalidArgument, "is not a regular file", f.path);
     if (ftruncate(fd.get(), 0) != 0) return SysError("truncate", f.path);
-    if (fchown(fd.get(), uid, gid) != 0 || fchmod(fd.get(), f.mode & 0777) != 0) return SysError("chown", f.path);
+    if (fchmod(fd.get(), f.mode & 0777) != 0) return SysError("chmod", f.path);
     size_t off = 0;
     while (off < f.data.size()) {
       ssize_t w = write(fd.get(), f.data.data() + off, f.data.size() - off);
@@ -122,7 +141,9 @@ Status write_files_beneath(int root_fd, const std::string& workdir, const std::v
 }
 
 StatusOr<std::vector<FileEntry>> read_files_beneath(int root_fd, const std::string& workdir,
-                                                    const std::vector<std::string>& paths, uint64_t max_bytes) {
+                                                    const std::vector<std::string>& paths, uint64_t max_bytes, uid_t uid,
+                                                    gid_t gid) {
+  AsSandboxUser as_user(uid, gid);
   std::vector<FileEntry> out;
   for (size_t i = 0; i < paths.size(); ++i) {
     auto parts = split("paths[" + std::to_string(i) + "]", workdir, paths[i]);

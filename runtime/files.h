@@ -16,11 +16,12 @@
 namespace corral::runtime {
 
 // `root_fd`: an O_PATH fd of the sandbox's root (/proc/<init>/root). Relative paths are
-// taken relative to `workdir`. New files and directories belong to uid:gid (host ids of the
-// sandbox user).
+// taken relative to `workdir`. Both run as uid:gid (the host ids of the sandbox user), so
+// new files belong to that user and nothing is done that the user could not do.
 Status write_files_beneath(int root_fd, const std::string& workdir, const std::vector<FileEntry>& files, uid_t uid,
                            gid_t gid);
 StatusOr<std::vector<FileEntry>> read_files_beneath(int root_fd, const std::string& workdir,
-                                                    const std::vector<std::string>& paths, uint64_t max_bytes);
+                                                    const std::vector<std::string>& paths, uint64_t max_bytes, uid_t uid,
+                                                    gid_t gid);
 
 }  // namespace corral::runtime

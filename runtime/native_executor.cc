@@ -284,7 +284,8 @@ StatusOr<std::vector<FileEntry>> NativeExecutor::get_files(Sandbox& sandbox, con
   std::string root = "/proc/" + std::to_string(sb.pid) + "/root";
   int fd = open(root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) return SysError("open sandbox root", root);
-  auto files = read_files_beneath(fd, sb.policy().workdir, paths, max_bytes);
+  auto files =
+      read_files_beneath(fd, sb.policy().workdir, paths, max_bytes, sb.ids().user_host_id(), sb.ids().user_host_id());
   close(fd);
   return files;
 }

@@ -1,5 +1,7 @@
 #include "seccomp/compiler.h"
 
+#include "seccomp/sha256.h"
+
 #include <fcntl.h>
 #include <linux/audit.h>
 #include <seccomp.h>
@@ -23,106 +25,6 @@ namespace {
 
 // Bump when the compiler's output for the same profile changes: it is part of every digest.
 constexpr const char* kCompilerVersion = "corral-seccomp-compiler/1";
-
-// ---------------------------------------------------------------------------------------------
-// SHA-256 (FIPS 180-4), for digests and cache-file checksums.
-
-class Sha256 {
- public:
-  void update(const void* data, size_t len) {
-    const auto* p = static_cast<const uint8_t*>(data);
-    total_ += len;
-    while (len > 0) {
-      size_t n = std::min(len, sizeof(buf_) - used_);
-      std::memcpy(buf_ + used_, p, n);
-      used_ += n;
-      p += n;
-      len -= n;
-      if (used_ == sizeof(buf_)) {
-        block(buf_);
-        used_ = 0;
-      }
-    }
-  }
-  void update(const std::string& s) { update(s.data(), s.size()); }
-
-  std::array<uint8_t, 32> finish() {
-    uint64_t bits = total_ * 8;
-    uint8_t pad = 0x80;
-    update(&pad, 1);
-    uint8_t zero = 0;
-    while (used_ != 56) update(&zero, 1);
-    uint8_t len[8];
-    for (int i = 0; i < 8; ++i) len[i] = static_cast<uint8_t>(bits >> (56 - 8 * i));
-    update(len, 8);
-    std::array<uint8_t, 32> out{};
-    for (int i = 0; i < 8; ++i) {
-      for (int j = 0; j < 4; ++j) out[4 * i + j] = static_cast<uint8_t>(h_[i] >> (24 - 8 * j));
-    }
-    return out;
-  }
-
- private:
-  static uint32_t rotr(uint32_t x, int n) { return (x >> n) | (x << (32 - n)); }
-  void block(const uint8_t* b) {
-    static constexpr uint32_t k[64] = {
-        0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
-        0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
-        0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
-        0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
-        0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
-        0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
-        0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
-        0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2};
-    uint32_t w[64];
-    for (int i = 0; i < 16; ++i) {
-      w[i] = (uint32_t{b[4 * i]} << 24) | (uint32_t{b[4 * i + 1]} << 16) | (uint32_t{b[4 * i + 2]} << 8) |
-             uint32_t{b[4 * i + 3]};
-    }
-    for (int i = 16; i < 64; ++i) {
-      uint32_t s0 = rotr(w[i - 15], 7) ^ rotr(w[i - 15], 18) ^ (w[i - 15] >> 3);
-      uint32_t s1 = rotr(w[i - 2], 17) ^ rotr(w[i - 2], 19) ^ (w[i - 2] >> 10);
-      w[i] = w[i - 16] + s0 + w[i - 7] + s1;
-    }
-    uint32_t a = h_[0], bb = h_[1], c = h_[2], d = h_[3], e = h_[4], f = h_[5], g = h_[6], h = h_[7];
-    for (int i = 0; i < 64; ++i) {
-      uint32_t t1 = h + (rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)) + ((e & f) ^ (~e & g)) + k[i] + w[i];
-      uint32_t t2 = (rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)) + ((a & bb) ^ (a & c) ^ (bb & c));
-      h = g;
-      g = f;
-      f = e;
-      e = d + t1;
-      d = c;
-      c = bb;
-      bb = a;
-      a = t1 + t2;
-    }
-    h_[0] += a;
-    h_[1] += bb;
-    h_[2] += c;
-    h_[3] += d;
-    h_[4] += e;
-    h_[5] += f;
-    h_[6] += g;
-    h_[7] += h;
-  }
-
-  uint32_t h_[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
-                    0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
-  uint8_t buf_[64];
-  size_t used_ = 0;
-  uint64_t total_ = 0;
-};
-
-std::string hex(const uint8_t* p, size_t n) {
-  static const char* d = "0123456789abcdef";
-  std::string s;
-  for (size_t i = 0; i < n; ++i) {
-    s += d[p[i] >> 4];
-    s += d[p[i] & 15];
-  }
-  return s;
-}
 
 // ---------------------------------------------------------------------------------------------
 // Syscall names.
@@ -411,6 +313,38 @@ std::mutex g_mu;
 std::map<std::string, std::shared_ptr<const Program>> g_programs;  // by digest
 std::atomic<uint64_t> g_compiles{0}, g_memory_hits{0}, g_disk_hits{0}, g_disk_writes{0}, g_disk_rejects{0};
 
+// What a profile file looked like when it was last loaded, so an unchanged file maps straight to
+// its digest without being read and parsed again.
+struct FileKey {
+  dev_t dev;
+  ino_t ino;
+  off_t size;
+  int64_t mtime_ns;
+  bool operator==(const FileKey& o) const {
+    return dev == o.dev && ino == o.ino && size == o.size && mtime_ns == o.mtime_ns;
+  }
+};
+std::map<std::string, std::pair<FileKey, std::string>> g_files;  // path -> (key, digest)
+
+FileKey file_key(const struct stat& st) {
+  return {st.st_dev, st.st_ino, st.st_size, int64_t{st.st_mtim.tv_sec} * 1000000000 + st.st_mtim.tv_nsec};
+}
+
+std::shared_ptr<const Program> memory_get_file(const std::string& path, const FileKey& key) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  auto f = g_files.find(path);
+  if (f == g_files.end() || !(f->second.first == key)) return nullptr;
+  auto it = g_programs.find(f->second.second);
+  if (it == g_programs.end()) return nullptr;
+  ++g_memory_hits;
+  return it->second;
+}
+
+void remember_file(const std::string& path, const FileKey& key, const std::string& digest) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  g_files[path] = {key, digest};
+}
+
 std::shared_ptr<const Program> memory_get(const std::string& digest) {
   std::lock_guard<std::mutex> lock(g_mu);
   auto it = g_programs.find(digest);
@@ -434,7 +368,7 @@ std::string profile_digest(const Profile& p) {
   std::snprintf(arch, sizeof(arch), "arch 0x%08x\n", seccomp_arch_native());
   h.update(arch);
   auto d = h.finish();
-  return hex(d.data(), d.size());
+  return Sha256::hex(d);
 }
 
 // Cache file: magic, digest (64 hex), u32 instruction count, instructions, sha256 of all before.
@@ -550,9 +484,13 @@ bool valid_bare_name(const std::string& s) {
   return true;
 }
 
-StatusOr<std::string> read_profile_file(const std::string& path) {
+StatusOr<std::string> read_profile_file(const std::string& path, FileKey* key) {
   FdGuard f{open(path.c_str(), O_RDONLY | O_CLOEXEC)};
   if (f.fd < 0) return SysError("cannot open seccomp profile", path);
+  struct stat st;
+  if (fstat(f.fd, &st) != 0) return SysError("cannot stat seccomp profile", path);
+  if (!S_ISREG(st.st_mode)) return InvalidArgument(path, "seccomp profile is not a regular file");
+  *key = file_key(st);
   std::string data;
   char buf[16384];
   for (;;) {
@@ -589,7 +527,12 @@ StatusOr<std::shared_ptr<const Program>> load(const std::string& name_or_path) {
     }
     path = profile_dir() + "/" + name_or_path + ".json";
   }
-  ASSIGN_OR_RETURN(std::string text, read_profile_file(path));
+  struct stat st;
+  if (stat(path.c_str(), &st) == 0) {
+    if (auto hit = memory_get_file(path, file_key(st))) return hit;
+  }
+  FileKey key;
+  ASSIGN_OR_RETURN(std::string text, read_profile_file(path, &key));
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(text);
@@ -600,6 +543,7 @@ StatusOr<std::shared_ptr<const Program>> load(const std::string& name_or_path) {
   if (!parsed.ok()) return in_file(parsed.status(), path);
   const Profile& p = *parsed;
   const std::string digest = profile_digest(p);
+  remember_file(path, key, digest);
   if (auto hit = memory_get(digest)) return hit;
 
   const std::string dir = usable_cache_dir();
@@ -691,6 +635,7 @@ CacheStats cache_stats() {
 void clear_memory_cache() {
   std::lock_guard<std::mutex> lock(g_mu);
   g_programs.clear();
+  g_files.clear();
   g_compiles = g_memory_hits = g_disk_hits = g_disk_writes = g_disk_rejects = 0;
 }
 

@@ -33,11 +33,35 @@
 
 #include "seccomp/compiler.h"
 #include "seccomp/profile.h"
+#include "seccomp/sha256.h"
+#include "seccomp/simulate.h"
 
 namespace corral::seccomp {
 namespace {
 
 using nlohmann::json;
+
+// Unless the caller chose one, the disk cache goes to a private temp dir, not /var/cache.
+class CacheDirEnvironment : public ::testing::Environment {
+ public:
+  void SetUp() override {
+    if (std::getenv("CORRAL_CACHE_DIR")) return;
+    char tmpl[] = "/tmp/corral-seccomp-cache.XXXXXX";
+    if (mkdtemp(tmpl)) {
+      dir_ = tmpl;
+      setenv("CORRAL_CACHE_DIR", tmpl, 1);
+    }
+  }
+  void TearDown() override {
+    if (dir_.empty()) return;
+    unsetenv("CORRAL_CACHE_DIR");
+    (void)!std::system(("rm -rf '" + dir_ + "'").c_str());
+  }
+
+ private:
+  std::string dir_;
+};
+::testing::Environment* const g_cache_env = ::testing::AddGlobalTestEnvironment(new CacheDirEnvironment);
 
 std::string default_profile_path() { return profile_dir() + "/default.json"; }
 
@@ -71,85 +95,21 @@ class TempDir {
   std::string path_;
 };
 
-// ---------------------------------------------------------------------------------------------
-// A classic BPF interpreter for seccomp filters (the subset libseccomp emits).
-
 struct Data {
   int nr;
   uint32_t arch;
   uint64_t args[6];
 };
 
+// The filter's verdict for one syscall (see seccomp/simulate.h).
 uint32_t run_filter(const std::vector<sock_filter>& f, const Data& d) {
   seccomp_data sd{};
   sd.nr = d.nr;
   sd.arch = d.arch;
   for (int i = 0; i < 6; ++i) sd.args[i] = d.args[i];
-  const auto* mem = reinterpret_cast<const uint8_t*>(&sd);
-  uint32_t a = 0, x = 0, scratch[BPF_MEMWORDS] = {};
-  for (size_t pc = 0; pc < f.size(); ++pc) {
-    const sock_filter& in = f[pc];
-    switch (BPF_CLASS(in.code)) {
-      case BPF_LD:
-        if (BPF_MODE(in.code) == BPF_ABS && BPF_SIZE(in.code) == BPF_W && in.k + 4 <= sizeof(sd)) {
-          std::memcpy(&a, mem + in.k, 4);
-        } else if (BPF_MODE(in.code) == BPF_IMM) {
-          a = in.k;
-        } else if (BPF_MODE(in.code) == BPF_MEM) {
-          a = scratch[in.k];
-        } else {
-          ADD_FAILURE() << "unsupported BPF_LD at " << pc;
-          return 0;
-        }
-        break;
-      case BPF_LDX:
-        if (BPF_MODE(in.code) == BPF_IMM) x = in.k;
-        else if (BPF_MODE(in.code) == BPF_MEM) x = scratch[in.k];
-        else return ADD_FAILURE() << "unsupported BPF_LDX", 0;
-        break;
-      case BPF_ST: scratch[in.k] = a; break;
-      case BPF_STX: scratch[in.k] = x; break;
-      case BPF_ALU: {
-        uint32_t v = BPF_SRC(in.code) == BPF_X ? x : in.k;
-        switch (BPF_OP(in.code)) {
-          case BPF_ADD: a += v; break;
-          case BPF_SUB: a -= v; break;
-          case BPF_AND: a &= v; break;
-          case BPF_OR: a |= v; break;
-          case BPF_LSH: a <<= v; break;
-          case BPF_RSH: a >>= v; break;
-          case BPF_NEG: a = -a; break;
-          default: return ADD_FAILURE() << "unsupported ALU op", 0;
-        }
-        break;
-      }
-      case BPF_JMP: {
-        if (BPF_OP(in.code) == BPF_JA) {
-          pc += in.k;
-          break;
-        }
-        uint32_t v = BPF_SRC(in.code) == BPF_X ? x : in.k;
-        bool t;
-        switch (BPF_OP(in.code)) {
-          case BPF_JEQ: t = a == v; break;
-          case BPF_JGT: t = a > v; break;
-          case BPF_JGE: t = a >= v; break;
-          case BPF_JSET: t = (a & v) != 0; break;
-          default: return ADD_FAILURE() << "unsupported JMP op", 0;
-        }
-        pc += t ? in.jt : in.jf;
-        break;
-      }
-      case BPF_RET: return BPF_RVAL(in.code) == BPF_A ? a : in.k;
-      case BPF_MISC:
-        if (BPF_MISCOP(in.code) == BPF_TAX) x = a;
-        else a = x;
-        break;
-      default: return ADD_FAILURE() << "unsupported BPF class", 0;
-    }
-  }
-  ADD_FAILURE() << "filter fell off the end";
-  return 0;
+  auto r = simulate(f, sd);
+  EXPECT_TRUE(r.ok()) << r.status().to_string();
+  return r.ok() ? *r : 0;
 }
 
 constexpr uint64_t kAtFdcwd = static_cast<uint64_t>(static_cast<int64_t>(AT_FDCWD));
@@ -182,10 +142,20 @@ TEST(SeccompProfile, DefaultLoadsAndCompiles) {
 }
 
 TEST(SeccompProfile, EveryShippedProfileCompiles) {
-  for (const char* name : {"default"}) {
+  DIR* d = opendir(profile_dir().c_str());
+  ASSERT_TRUE(d) << profile_dir();
+  int n = 0;
+  while (dirent* e = readdir(d)) {
+    std::string file = e->d_name;
+    if (file.size() <= 5 || file.substr(file.size() - 5) != ".json") continue;
+    std::string name = file.substr(0, file.size() - 5);
     auto r = load(name);
-    EXPECT_TRUE(r.ok()) << name << ": " << r.status().to_string();
+    EXPECT_TRUE(r.ok()) << file << ": " << r.status().to_string();
+    if (r.ok()) EXPECT_EQ((*r)->name, name) << file << ": the profile's name should match its file name";
+    ++n;
   }
+  closedir(d);
+  EXPECT_GE(n, 1);
 }
 
 struct BadCase {
@@ -472,6 +442,20 @@ TEST_F(SeccompDiskCache, RoundTripAndCorruption) {
   EXPECT_EQ(entries, 1);
 }
 
+TEST_F(SeccompDiskCache, EditedProfileFileIsReread) {
+  const std::string a = profiles_.path() + "/a.json";
+  json p = read_json(default_profile_path());
+  write_file(a, p.dump());
+  auto first = load(a);
+  ASSERT_TRUE(first.ok()) << first.status().to_string();
+  p["name"] = "edited-in-place";
+  write_file(a, p.dump());
+  auto second = load(a);
+  ASSERT_TRUE(second.ok()) << second.status().to_string();
+  EXPECT_EQ((*second)->name, "edited-in-place");
+  EXPECT_NE((*second)->digest, (*first)->digest);
+}
+
 TEST_F(SeccompDiskCache, UntrustedCacheDirIsNotUsed) {
   ASSERT_EQ(mkdir(cache_dir().c_str(), 0777), 0);
   ASSERT_EQ(chmod(cache_dir().c_str(), 0777), 0);
@@ -479,6 +463,34 @@ TEST_F(SeccompDiskCache, UntrustedCacheDirIsNotUsed) {
   ASSERT_TRUE(r.ok()) << r.status().to_string();
   EXPECT_EQ(cache_stats().disk_writes, 0u);
   EXPECT_EQ(cache_stats().compiles, 1u);
+}
+
+TEST(SeccompCompiler, Sha256KnownAnswers) {
+  auto digest = [](const std::string& s) {
+    Sha256 h;
+    h.update(s);
+    return Sha256::hex(h.finish());
+  };
+  EXPECT_EQ(digest(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  EXPECT_EQ(digest("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  EXPECT_EQ(digest("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
+            "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+  EXPECT_EQ(digest(std::string(1000000, 'a')), "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+}
+
+TEST(SeccompSimulate, RejectsMalformedPrograms) {
+  seccomp_data d{};
+  EXPECT_FALSE(simulate({}, d).ok());
+  EXPECT_FALSE(simulate({BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 64), BPF_STMT(BPF_RET | BPF_K, 0)}, d).ok());
+  EXPECT_FALSE(simulate({BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 5, 5), BPF_STMT(BPF_RET | BPF_K, 0)}, d).ok());
+  EXPECT_FALSE(simulate({BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 0)}, d).ok()) << "no return";
+  d.nr = 7;
+  auto r = simulate({BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 0), BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 7, 0, 1),
+                     BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | 5), BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW)},
+                    d);
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  EXPECT_EQ(describe_return(*r), "errno:5");
+  EXPECT_EQ(describe_return(SECCOMP_RET_USER_NOTIF), "notify");
 }
 
 TEST(SeccompNames, SyscallName) {

@@ -1,0 +1,42 @@
+// Shared helpers for tests that run real sandboxes (root required).
+#pragma once
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <string>
+#include <vector>
+
+#include "runtime/native_executor.h"
+
+namespace corral::testing {
+
+class SandboxTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (geteuid() != 0) GTEST_SKIP() << "needs root: the native backend writes id maps";
+  }
+
+  static Policy policy(const std::string& json = "{}") {
+    auto p = Policy::from_json_text(json);
+    EXPECT_TRUE(p.ok()) << p.status().to_string();
+    return p.ok() ? *p : Policy{};
+  }
+
+  // One-shot run; fails the test on a Status error.
+  ExecResult run(const std::vector<std::string>& argv, const Policy& p = Policy{}, std::string stdin_data = {}) {
+    ExecRequest req;
+    req.argv = argv;
+    req.stdin_data = std::move(stdin_data);
+    auto r = executor_.run_once(SandboxSpec{p}, req);
+    EXPECT_TRUE(r.ok()) << r.status().to_string();
+    return r.ok() ? *r : ExecResult{};
+  }
+
+  ExecResult sh(const std::string& script, const Policy& p = Policy{}) { return run({"/bin/sh", "-c", script}, p); }
+  ExecResult py(const std::string& code, const Policy& p = Policy{}) { return run({"/usr/bin/python3", "-c", code}, p); }
+
+  runtime::NativeExecutor executor_;
+};
+
+}  // namespace corral::testing
