@@ -1,7 +1,5 @@
 #include "seccomp/compiler.h"
 
-#include "seccomp/sha256.h"
-
 #include <fcntl.h>
 #include <linux/audit.h>
 #include <seccomp.h>
@@ -20,6 +18,8 @@
 #include <map>
 #include <mutex>
 
+#include "seccomp/sha256.h"
+
 namespace corral::seccomp {
 namespace {
 
@@ -29,18 +29,25 @@ constexpr const char* kCompilerVersion = "corral-seccomp-compiler/1";
 // ---------------------------------------------------------------------------------------------
 // Syscall names.
 
-// Syscalls newer than the running libseccomp's table. Since Linux 5.1 new syscalls share one
-// number on every architecture listed in kUnifiedArches (x86_64 and aarch64 among them).
+// Syscalls that may be newer than the running libseccomp's table (used only for names it does
+// not know). Since Linux 5.1 (424) new syscalls share one number on the kUnifiedArches.
 struct NewSyscall {
   const char* name;
   int nr;
 };
 constexpr NewSyscall kNewSyscalls[] = {
-    {"futex_wake", 454},     {"futex_wait", 455},        {"futex_requeue", 456},
-    {"statmount", 457},      {"listmount", 458},         {"lsm_get_self_attr", 459},
-    {"lsm_set_self_attr", 460}, {"lsm_list_modules", 461}, {"mseal", 462},
-    {"setxattrat", 463},     {"getxattrat", 464},        {"listxattrat", 465},
-    {"removexattrat", 466},  {"open_tree_attr", 467},    {"file_getattr", 468},
+    {"pidfd_send_signal", 424}, {"io_uring_setup", 425}, {"io_uring_enter", 426},
+    {"io_uring_register", 427}, {"open_tree", 428}, {"move_mount", 429}, {"fsopen", 430},
+    {"fsconfig", 431}, {"fsmount", 432}, {"fspick", 433}, {"pidfd_open", 434}, {"clone3", 435},
+    {"close_range", 436}, {"openat2", 437}, {"pidfd_getfd", 438}, {"faccessat2", 439},
+    {"process_madvise", 440}, {"epoll_pwait2", 441}, {"mount_setattr", 442}, {"quotactl_fd", 443},
+    {"landlock_create_ruleset", 444}, {"landlock_add_rule", 445}, {"landlock_restrict_self", 446},
+    {"memfd_secret", 447}, {"process_mrelease", 448}, {"futex_waitv", 449},
+    {"set_mempolicy_home_node", 450}, {"cachestat", 451}, {"fchmodat2", 452},
+    {"map_shadow_stack", 453}, {"futex_wake", 454}, {"futex_wait", 455}, {"futex_requeue", 456},
+    {"statmount", 457}, {"listmount", 458}, {"lsm_get_self_attr", 459}, {"lsm_set_self_attr", 460},
+    {"lsm_list_modules", 461}, {"mseal", 462}, {"setxattrat", 463}, {"getxattrat", 464},
+    {"listxattrat", 465}, {"removexattrat", 466}, {"open_tree_attr", 467}, {"file_getattr", 468},
     {"file_setattr", 469},
 };
 constexpr uint32_t kUnifiedArches[] = {AUDIT_ARCH_X86_64, AUDIT_ARCH_AARCH64, AUDIT_ARCH_I386,
@@ -105,7 +112,6 @@ scmp_compare to_scmp_op(ArgOp op) {
   return SCMP_CMP_EQ;
 }
 
-// A set of argument values {x : (x & mask) == value}.
 scmp_arg_cmp arg_cmp(unsigned index, scmp_compare op, uint64_t a, uint64_t b = 0) {
   scmp_arg_cmp c;
   c.arg = index;
@@ -115,6 +121,7 @@ scmp_arg_cmp arg_cmp(unsigned index, scmp_compare op, uint64_t a, uint64_t b = 0
   return c;
 }
 
+// A set of argument values {x : (x & mask) == value}.
 struct Cube {
   uint64_t mask;
   uint64_t value;

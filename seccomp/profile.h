@@ -17,8 +17,11 @@
 // AND-ed. A rule with args is more specific than a rule without and wins over it, so
 // {"names":["ioctl"],"action":"allow"} plus {"names":["ioctl"],"action":"errno:EPERM",
 // "args":[TIOCSTI]} means "ioctl is allowed except TIOCSTI". Rules whose action equals
-// default_action only document intent (and validate the names). "kill" reports the violation
-// to the supervisor (SECCOMP_RET_USER_NOTIF), which kills the sandboxed process.
+// default_action only document intent (and validate the names). Such exceptions to a rule
+// without args must each be one eq/masked_eq test on the same argument (the compiler turns the
+// rule into allows for every other value); conditional rules with different actions should not
+// overlap (libseccomp then picks one). "kill" reports the violation to the supervisor
+// (SECCOMP_RET_USER_NOTIF), which kills the sandboxed process.
 #pragma once
 
 #include <cstdint>
