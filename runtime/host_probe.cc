@@ -1,5 +1,7 @@
 #include "runtime/host_probe.h"
 
+#include "runtime/cgroup.h"
+
 #include <fcntl.h>
 #include <cerrno>
 #include <cstring>
@@ -34,51 +36,6 @@ std::string try_unshare(int flags) {
   waitpid(pid, &st, 0);
   if (WIFEXITED(st) && WEXITSTATUS(st) == 0) return "";
   return WIFEXITED(st) ? strerror(WEXITSTATUS(st)) : "child crashed";
-}
-
-struct CgroupLayout {
-  bool unified = false;
-  std::string unified_path;
-  std::set<std::string> v2_controllers;
-  std::set<std::string> v1_controllers;
-};
-
-CgroupLayout cgroup_layout() {
-  CgroupLayout c;
-  std::ifstream in("/proc/self/mountinfo");
-  std::string line;
-  while (std::getline(in, line)) {
-    auto dash = line.find(" - ");
-    if (dash == std::string::npos) continue;
-    std::istringstream pre(line.substr(0, dash)), post(line.substr(dash + 3));
-    std::string f, mount_point, fstype, source, opts;
-    for (int i = 0; i < 5 && pre >> f; ++i) {
-      if (i == 4) mount_point = f;
-    }
-    post >> fstype >> source >> opts;
-    if (fstype == "cgroup2") {
-      c.unified = true;
-      c.unified_path = mount_point;
-      std::istringstream ctl(read_file(mount_point + "/cgroup.controllers"));
-      std::string name;
-      while (ctl >> name) c.v2_controllers.insert(name);
-    } else if (fstype == "cgroup") {
-      std::istringstream o(opts);
-      std::string opt;
-      while (std::getline(o, opt, ',')) {
-        if (opt == "memory" || opt == "pids" || opt == "cpu" || opt == "cpuacct" || opt == "freezer") {
-          c.v1_controllers.insert(opt);
-        }
-      }
-    }
-  }
-  return c;
-}
-
-std::string join(const std::set<std::string>& s) {
-  std::string out;
-  for (const auto& x : s) out += (out.empty() ? "" : " ") + x;
-  return out.empty() ? "none" : out;
 }
 
 }  // namespace
@@ -120,15 +77,13 @@ std::vector<HostCheck> probe_host() {
   out.push_back({"openat2", openat2, false, openat2 ? "available" : "missing (kernel < 5.6)",
                  openat2 ? "file copy in/out resolves paths with RESOLVE_IN_ROOT" : "file copy in/out is refused"});
 
-  CgroupLayout cg = cgroup_layout();
-  bool v2_full = cg.v2_controllers.count("memory") && cg.v2_controllers.count("pids");
-  std::string layout = !cg.unified ? "legacy v1" : (cg.v1_controllers.empty() ? "pure v2" : "hybrid");
-  out.push_back({"cgroups", true, false,
-                 layout + " (v2 at " + (cg.unified ? cg.unified_path : std::string("-")) +
-                     " has: " + join(cg.v2_controllers) + "; v1 controllers: " + join(cg.v1_controllers) + ")",
-                 std::string("limits are enforced per process with rlimits (memory as RLIMIT_DATA, tasks as "
-                             "RLIMIT_NPROC on the sandbox's own uid); the cgroup driver, which will use ") +
-                     (v2_full ? "v2" : "v1") + " here, is not built yet"});
+  CgroupPlan cg = plan_cgroups();
+  out.push_back({"cgroups", !cg.driver.empty(), false, cg.detail,
+                 cg.driver.empty()
+                     ? "no whole-sandbox memory/pids limits possible: sandboxes are refused unless the policy sets "
+                       "allow_rlimit_fallback (per-process rlimits only)"
+                     : "using the cgroup " + cg.driver + " driver: memory, pids and cpu per sandbox in a corral "
+                       "subtree beneath corral's own cgroup"});
   return out;
 }
 

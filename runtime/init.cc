@@ -1,6 +1,7 @@
 #include "runtime/init.h"
 
 #include <fcntl.h>
+#include <sched.h>
 #include <linux/seccomp.h>
 #include <poll.h>
 #include <signal.h>
@@ -249,6 +250,9 @@ void init_main(const LaunchPlan& plan, int ctl_fd) {
   // sandbox's uid 0, an unprivileged id on the host.
   if (setresgid(0, 0, 0) != 0) make_error(&err, "setresgid", errno, ""), setup_failed(err);
   if (setresuid(0, 0, 0) != 0) make_error(&err, "setresuid", errno, ""), setup_failed(err);
+  // The supervisor has put this process in its cgroup by now: that cgroup becomes the root
+  // of the sandbox's cgroup view.
+  if (unshare(CLONE_NEWCGROUP) != 0) make_error(&err, "unshare cgroup namespace", errno, ""), setup_failed(err);
   if (sethostname(plan.hostname.c_str(), plan.hostname.size()) != 0) {
     make_error(&err, "sethostname", errno, plan.hostname.c_str()), setup_failed(err);
   }

@@ -31,14 +31,19 @@ namespace corral::runtime {
 namespace {
 
 constexpr int kSetupTimeoutMs = 10'000;
+// CLONE_NEWCGROUP is not here: a cgroup namespace's root is fixed when it is created, so
+// corral-init unshares it once it sits in its own cgroup (after "go").
 constexpr uint64_t kCloneFlags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC |
-                                 CLONE_NEWUTS | CLONE_NEWCGROUP;
+                                 CLONE_NEWUTS;
 
 class NativeSandbox : public Sandbox {
  public:
   NativeSandbox(std::string id, Policy policy, IdSlot ids)
       : id_(std::move(id)), policy_(std::move(policy)), ids_(std::move(ids)) {}
-  ~NativeSandbox() override { kill_and_reap(); }
+  ~NativeSandbox() override {
+    kill_and_reap();
+    remove_cgroup();
+  }
 
   const std::string& id() const override { return id_; }
   const Policy& policy() const override { return policy_; }
@@ -59,10 +64,24 @@ class NativeSandbox : public Sandbox {
     ctl = -1;
   }
 
+  // After kill_and_reap: every process is gone, so the cgroup can go too.
+  Status remove_cgroup() {
+    if (!cgroup) return Status::Ok();
+    Status s = cgroup->remove();
+    if (!s.ok() && s.sys_errno() == EBUSY) {
+      // Processes that escaped init's namespace cannot exist, but be certain.
+      cgroup->kill_all();
+      s = cgroup->remove();
+    }
+    cgroup.reset();
+    return s;
+  }
+
   const IdSlot& ids() const { return ids_; }
   pid_t pid = -1;
   int pidfd = -1;
   int ctl = -1;
+  std::unique_ptr<SandboxCgroup> cgroup;  // null when running with rlimits only
 
  private:
   std::string id_;
@@ -90,7 +109,7 @@ Status mkdir_p(const std::string& path, mode_t mode) {
 
 StatusOr<std::unique_ptr<LaunchPlan>> build_plan(const Policy& policy, const NativeOptions& options,
                                                  const rootfs::HostRootfs& rootfs,
-                                                 std::shared_ptr<const seccomp::Program> prog) {
+                                                 std::shared_ptr<const seccomp::Program> prog, bool cgroup_enforced) {
   auto plan = std::make_unique<LaunchPlan>();
   LaunchPlan& p = *plan;
   const Limits& l = policy.limits;
@@ -143,7 +162,7 @@ StatusOr<std::unique_ptr<LaunchPlan>> build_plan(const Policy& policy, const Nat
   p.empty_caps = cap_init();
   if (!p.empty_caps) return SysError("cap_init");
   p.last_cap = static_cast<int>(cap_max_bits()) - 1;
-  p.rlimits = rlimits_for(l);
+  p.rlimits = rlimits_for(l, cgroup_enforced);
   return plan;
 }
 
@@ -173,9 +192,13 @@ Status await_ready(const NativeSandbox& sb) {
 // Supplementary groups: a new user namespace keeps the creator's groups, and with
 // setgroups denied nothing inside could drop them, so this thread drops its own (the raw
 // syscall is per-thread, unlike glibc's setgroups) for the duration of the clone.
-StatusOr<pid_t> clone_init(const LaunchPlan& plan, int child_ctl, int* pidfd) {
+StatusOr<pid_t> clone_init(const LaunchPlan& plan, int child_ctl, int* pidfd, int cgroup_fd) {
   struct clone_args args = {};
   args.flags = kCloneFlags | CLONE_PIDFD;
+  if (cgroup_fd >= 0) {
+    args.flags |= CLONE_INTO_CGROUP;  // born in its cgroup: no window outside the limits
+    args.cgroup = static_cast<uint64_t>(cgroup_fd);
+  }
   args.pidfd = reinterpret_cast<uint64_t>(pidfd);
   args.exit_signal = SIGCHLD;
   gid_t groups[256];
@@ -202,18 +225,41 @@ NativeSandbox& native(Sandbox& s) { return static_cast<NativeSandbox&>(s); }
 
 NativeExecutor::NativeExecutor(NativeOptions options) : options_(std::move(options)) {}
 
+NativeExecutor::~NativeExecutor() {
+  if (cgroup_driver_) cgroup_driver_->remove_subtree_if_empty();
+}
+
 Status NativeExecutor::check_supported(const Policy& policy) {
   if (policy.network.mode == NetworkMode::kAllowlist) {
     return Unsupported("the native backend cannot enforce an allowlist network yet", "network.mode");
-  }
-  if (policy.limits.cpu != 0) {
-    return Unsupported("CPU bandwidth caps need the cgroup driver, which this backend does not have yet",
-                       "limits.cpu");
   }
   if (policy.rootfs != "host") {
     return Unsupported("only the 'host' rootfs is available in this version", "rootfs");
   }
   return Status::Ok();
+}
+
+StatusOr<CgroupDriver*> NativeExecutor::cgroups() {
+  std::call_once(cgroup_once_, [this] {
+    auto d = CgroupDriver::detect();
+    if (!d.ok()) {
+      cgroup_status_ = d.status();
+      return;
+    }
+    cgroup_driver_ = std::move(d).value();
+    auto removed = cgroup_driver_->remove_stale(options_.state_dir);
+    stale_removed_ = removed.ok() ? *removed : 0;
+  });
+  if (!cgroup_driver_) return cgroup_status_;
+  return cgroup_driver_.get();
+}
+
+StatusOr<int> NativeExecutor::remove_stale() {
+  auto driver = cgroups();
+  if (!driver.ok()) return driver.status();
+  auto again = (*driver)->remove_stale(options_.state_dir);
+  if (!again.ok()) return again.status();
+  return stale_removed_ + *again;
 }
 
 StatusOr<std::unique_ptr<Sandbox>> NativeExecutor::create(const SandboxSpec& spec) {
@@ -227,9 +273,18 @@ StatusOr<std::unique_ptr<Sandbox>> NativeExecutor::create(const SandboxSpec& spe
   if (!rootfs.ok()) return rootfs.status();
   auto prog = seccomp::load(policy.seccomp);
   if (!prog.ok()) return prog.status();
+  auto driver = cgroups();
+  if (!driver.ok() && !policy.allow_rlimit_fallback) {
+    return Status(ErrorCode::kUnsupported,
+                  driver.status().message() +
+                      "; refusing to run without memory and pids limits for the whole sandbox (set "
+                      "allow_rlimit_fallback in the policy to accept per-process rlimits instead)",
+                  "limits");
+  }
+  if (!driver.ok() && policy.limits.cpu != 0) return Unsupported("needs the cgroup cpu controller", "limits.cpu");
   auto ids = IdSlot::claim(options_.state_dir);
   if (!ids.ok()) return ids.status();
-  auto plan = build_plan(policy, options_, *rootfs, *prog);
+  auto plan = build_plan(policy, options_, *rootfs, *prog, driver.ok());
   if (!plan.ok()) return plan.status();
   std::unique_ptr<LaunchPlan> launch = std::move(plan).value();
   struct CapsFree {
@@ -241,10 +296,20 @@ StatusOr<std::unique_ptr<Sandbox>> NativeExecutor::create(const SandboxSpec& spe
   if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) return SysError("socketpair");
   auto sb = std::make_unique<NativeSandbox>(new_sandbox_id(ids->slot()), policy, std::move(ids).value());
   sb->ctl = sv[0];
-  auto pid = clone_init(*launch, sv[1], &sb->pidfd);
+  if (driver.ok()) {
+    auto cg = (*driver)->create(sb->id(), policy.limits);
+    if (!cg.ok()) {
+      close(sv[1]);
+      return cg.status();
+    }
+    sb->cgroup = std::move(cg).value();
+  }
+  auto pid = clone_init(*launch, sv[1], &sb->pidfd, sb->cgroup ? sb->cgroup->clone_into_fd() : -1);
   close(sv[1]);
   if (!pid.ok()) return pid.status();
   sb->pid = *pid;
+  // v1 has no CLONE_INTO_CGROUP: move init in before it is told to go (it is still waiting).
+  if (sb->cgroup && sb->cgroup->clone_into_fd() < 0) RETURN_IF_ERROR(sb->cgroup->attach(sb->pid));
 
   // Parent side of each namespace, then "go"; on any failure the sandbox's destructor kills
   // init, which takes everything it made with it.
@@ -260,7 +325,7 @@ StatusOr<ExecResult> NativeExecutor::exec(Sandbox& sandbox, const ExecRequest& r
   if (sb.pidfd < 0) return Status(ErrorCode::kNotFound, "sandbox was destroyed", sb.id());
   auto env = build_environment(sb.policy(), request);
   if (!env.ok()) return env.status();
-  auto outcome = supervise_exec({sb.ctl, sb.pidfd}, sb.policy(), request, *env);
+  auto outcome = supervise_exec({sb.ctl, sb.pidfd}, sb.policy(), request, *env, sb.cgroup.get());
   if (!outcome.ok()) return outcome.status();
   if (outcome->sandbox_broken) sb.kill_and_reap();
   return std::move(outcome->result);
@@ -291,8 +356,9 @@ StatusOr<std::vector<FileEntry>> NativeExecutor::get_files(Sandbox& sandbox, con
 }
 
 Status NativeExecutor::destroy(Sandbox& sandbox) {
-  native(sandbox).kill_and_reap();
-  return Status::Ok();
+  NativeSandbox& sb = native(sandbox);
+  sb.kill_and_reap();
+  return sb.remove_cgroup();
 }
 
 Features NativeExecutor::features() const {
@@ -301,8 +367,7 @@ Features NativeExecutor::features() const {
   f.user_namespace = true;
   f.seccomp = true;
   f.overlay = true;
-  f.cgroups = false;
-  f.notes.push_back("memory and pids are held with per-process rlimits; cgroup enforcement is not built yet");
+  f.cgroups = true;
   return f;
 }
 

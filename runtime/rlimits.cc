@@ -6,7 +6,7 @@
 
 namespace corral::runtime {
 
-std::vector<LaunchPlan::Rlimit> rlimits_for(const Limits& limits) {
+std::vector<LaunchPlan::Rlimit> rlimits_for(const Limits& limits, bool cgroup_enforced) {
   std::vector<LaunchPlan::Rlimit> r = {
       {RLIMIT_CORE, 0},
       {RLIMIT_FSIZE, static_cast<rlim_t>(limits.file_size_bytes)},
@@ -14,8 +14,9 @@ std::vector<LaunchPlan::Rlimit> rlimits_for(const Limits& limits) {
       // The sandbox user's host uid is unique to this sandbox, so the kernel's per-uid
       // process count is exactly this sandbox's task count.
       {RLIMIT_NPROC, static_cast<rlim_t>(limits.pids)},
-      {RLIMIT_DATA, static_cast<rlim_t>(limits.memory_bytes)},
   };
+  if (cgroup_enforced) return r;
+  r.push_back({RLIMIT_DATA, static_cast<rlim_t>(limits.memory_bytes)});
   if (limits.cpu_ms) {
     r.push_back({RLIMIT_CPU, static_cast<rlim_t>((limits.cpu_ms + 999) / 1000)});
   }

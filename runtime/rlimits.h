@@ -1,5 +1,5 @@
-// Resource limits (setrlimit), exec side: core dumps off, largest file, open files, tasks
-// and, until a cgroup driver enforces memory for the whole sandbox, per-process data size.
+// Resource limits (setrlimit), exec side: core dumps off, largest file, open files, tasks;
+// and where no cgroup holds the sandbox, per-process memory and CPU time as stand-ins.
 #pragma once
 
 #include <vector>
@@ -10,8 +10,9 @@
 
 namespace corral::runtime {
 
-// Supervisor side: the rlimits a policy asks for.
-std::vector<LaunchPlan::Rlimit> rlimits_for(const Limits& limits);
+// Supervisor side: the rlimits a policy asks for. With a cgroup holding memory and CPU for
+// the whole sandbox, the per-process stand-ins (RLIMIT_DATA, RLIMIT_CPU) are left off.
+std::vector<LaunchPlan::Rlimit> rlimits_for(const Limits& limits, bool cgroup_enforced);
 // Worker side: applies them (no allocation).
 int apply_rlimits(const LaunchPlan& plan, ErrorPayload* err);
 

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <algorithm>
 #include <cstring>
 
 #include "runtime/protocol.h"
@@ -17,6 +18,7 @@ namespace corral::runtime {
 namespace {
 
 constexpr int kKillGraceMs = 2000;  // how long init gets to confirm a kill
+constexpr double kCpuCheckMs = 20;  // how often the CPU budget is checked
 
 double now_ms() {
   struct timespec ts;
@@ -82,7 +84,7 @@ ssize_t write_nosigpipe(int fd, const char* p, size_t n) {
 }  // namespace
 
 StatusOr<ExecOutcome> supervise_exec(const SandboxChannel& ch, const Policy& policy, const ExecRequest& req,
-                                     const std::vector<std::string>& env) {
+                                     const std::vector<std::string>& env, SandboxCgroup* cgroup) {
   if (req.argv.empty() || req.argv[0].empty()) return InvalidArgument("argv", "must name a program");
   const uint64_t wall_ms = req.wall_ms.value_or(policy.limits.wall_ms);
   const uint64_t cap = req.output_bytes.value_or(policy.limits.output_bytes);
@@ -98,6 +100,14 @@ StatusOr<ExecOutcome> supervise_exec(const SandboxChannel& ch, const Policy& pol
   Fd out_w(out_pipe[1]);
   ExecOutcome out;
   ExecResult& r = out.result;
+  CgroupCounters base;
+  if (cgroup) {
+    auto c = cgroup->read();
+    if (!c.ok()) return c.status();
+    base = *c;
+    RETURN_IF_ERROR(cgroup->reset_peak());
+  }
+  const uint64_t cpu_budget_us = policy.limits.cpu_ms * 1000;
   Capture streams[2] = {{Fd(out_pipe[0]), &r.stdout_data, &r.stdout_truncated, &req.on_stdout},
                         {Fd(), &r.stderr_data, &r.stderr_truncated, &req.on_stderr}};
   if (pipe2(err_pipe, O_CLOEXEC) != 0) return SysError("pipe2 stderr");
@@ -124,8 +134,12 @@ StatusOr<ExecOutcome> supervise_exec(const SandboxChannel& ch, const Policy& pol
   double kill_deadline = 0;
   const double deadline = start + static_cast<double>(wall_ms);
   ExitPayload exit_info{};
+  std::string pids_note;
   std::vector<char> buf(64 * 1024);
 
+  const std::string oom_message = "out of memory: the sandbox hit its memory limit of " +
+                                  std::to_string(policy.limits.memory_bytes) + " bytes";
+  double next_cpu_check = cpu_budget_us && cgroup ? start + kCpuCheckMs : 0;
   auto request_kill = [&](ExecStatus why, std::string message) {
     r.set_status(why, std::move(message));
     if (!kill_sent) {
@@ -145,9 +159,18 @@ StatusOr<ExecOutcome> supervise_exec(const SandboxChannel& ch, const Policy& pol
       out.sandbox_broken = true;
       break;
     }
-    struct pollfd p[5];
+    if (next_cpu_check && now >= next_cpu_check && !kill_sent) {
+      next_cpu_check = now + kCpuCheckMs;
+      auto c = cgroup->read();
+      if (c.ok() && c->cpu_user_us + c->cpu_sys_us - base.cpu_user_us - base.cpu_sys_us >= cpu_budget_us) {
+        request_kill(ExecStatus::kTimeout,
+                     "CPU time budget of " + std::to_string(policy.limits.cpu_ms) + " ms used up");
+      }
+    }
+    struct pollfd p[6];
     int n = 0;
-    int ctl_i = -1, pid_i = -1, in_i = -1, s_i[2] = {-1, -1};
+    int ctl_i = -1, pid_i = -1, in_i = -1, oom_i = -1, s_i[2] = {-1, -1};
+    if (cgroup && cgroup->oom_fd() >= 0 && !exited) oom_i = n, p[n++] = {cgroup->oom_fd(), cgroup->oom_poll_events(), 0};
     if (!exited) ctl_i = n, p[n++] = {ch.ctl, POLLIN, 0};
     if (!exited) pid_i = n, p[n++] = {ch.pidfd, POLLIN, 0};
     if (in_w.get() >= 0) in_i = n, p[n++] = {in_w.get(), POLLOUT, 0};
@@ -155,6 +178,7 @@ StatusOr<ExecOutcome> supervise_exec(const SandboxChannel& ch, const Policy& pol
       if (streams[s].open) s_i[s] = n, p[n++] = {streams[s].fd.get(), POLLIN, 0};
     }
     double until = kill_sent ? kill_deadline : deadline;
+    if (next_cpu_check && !kill_sent) until = std::min(until, next_cpu_check);
     int timeout = static_cast<int>(until - now) + 1;
     if (exited) timeout = kKillGraceMs;  // remaining output is already in the pipes
     int pr = poll(p, n, timeout < 0 ? 0 : timeout);
@@ -190,6 +214,10 @@ StatusOr<ExecOutcome> supervise_exec(const SandboxChannel& ch, const Policy& pol
                                                      " passed the output limit of " + std::to_string(cap) + " bytes");
         }
       }
+    }
+    if (oom_i >= 0 && p[oom_i].revents) {
+      auto c = cgroup->read();  // also clears the notification
+      if (c.ok() && c->oom_kills > base.oom_kills) request_kill(ExecStatus::kOom, oom_message);
     }
     if (in_i >= 0 && p[in_i].revents) {
       ssize_t w = write_nosigpipe(in_w.get(), req.stdin_data.data() + stdin_off, req.stdin_data.size() - stdin_off);
@@ -248,15 +276,32 @@ StatusOr<ExecOutcome> supervise_exec(const SandboxChannel& ch, const Policy& pol
   }
 
   r.usage.wall_ms = now_ms() - start;
+  if (cgroup) {
+    auto c = cgroup->read();
+    if (c.ok()) {
+      r.usage.cpu_user_ms = (c->cpu_user_us - base.cpu_user_us) / 1000.0;
+      r.usage.cpu_sys_ms = (c->cpu_sys_us - base.cpu_sys_us) / 1000.0;
+      r.usage.peak_memory_bytes = c->peak_memory_bytes;
+      // Checked before the exit status: an OOM kill shows up as SIGKILL, and with
+      // memory.oom.group it may have taken corral-init too.
+      if (c->oom_kills > base.oom_kills) r.set_status(ExecStatus::kOom, oom_message);
+      if (c->pids_refused > base.pids_refused) {
+        pids_note = std::to_string(c->pids_refused - base.pids_refused) + " fork(s) refused at the pids limit of " +
+                    std::to_string(policy.limits.pids);
+      }
+    }
+  }
   if (!exited) {
     // init never confirmed: the caller destroys the sandbox, which kills everything in it.
-    r.set_status(kill_sent ? r.status() : ExecStatus::kInternalError, "corral-init stopped responding");
+    r.set_status(ExecStatus::kInternalError, "corral-init stopped responding");
     return out;
   }
   int st = exit_info.wait_status;
-  r.usage.cpu_user_ms = exit_info.user_us / 1000.0;
-  r.usage.cpu_sys_ms = exit_info.sys_us / 1000.0;
-  r.usage.peak_memory_bytes = static_cast<uint64_t>(exit_info.maxrss_kb) * 1024;
+  if (!cgroup) {
+    r.usage.cpu_user_ms = exit_info.user_us / 1000.0;
+    r.usage.cpu_sys_ms = exit_info.sys_us / 1000.0;
+    r.usage.peak_memory_bytes = static_cast<uint64_t>(exit_info.maxrss_kb) * 1024;
+  }
   if (WIFEXITED(st)) {
     r.exit_code = WEXITSTATUS(st);
     r.set_status(r.exit_code == 0 ? ExecStatus::kOk : ExecStatus::kNonzeroExit);
@@ -266,6 +311,7 @@ StatusOr<ExecOutcome> supervise_exec(const SandboxChannel& ch, const Policy& pol
     if (r.signal == SIGXFSZ) r.set_status(ExecStatus::kSignaled, "file size limit reached (SIGXFSZ)");
     r.set_status(ExecStatus::kSignaled, std::string("killed by signal ") + sigabbrev_np(r.signal));
   }
+  if (!pids_note.empty()) r.message += (r.message.empty() ? "" : "; ") + pids_note;
   return out;
 }
 

@@ -1,12 +1,14 @@
 // Supervisor side of one exec: sends the request to corral-init with fresh stdio pipes, then
 // runs one poll loop until the exec is over — feeding stdin, draining stdout/stderr into
 // capped buffers (reading on past the cap so the writer never blocks), enforcing the wall
-// clock, and turning init's frames (started, failed, violation, exited) into an ExecResult.
+// clock and CPU budget, watching for OOM kills, and turning init's frames (started, failed,
+// violation, exited) into an ExecResult.
 #pragma once
 
 #include <string>
 #include <vector>
 
+#include "runtime/cgroup.h"
 #include "src/core/executor.h"
 
 namespace corral::runtime {
@@ -22,8 +24,10 @@ struct ExecOutcome {
   bool sandbox_broken = false;
 };
 
-// `env` is the complete environment ("K=V") for the program.
+// `env` is the complete environment ("K=V") for the program. With a cgroup, usage is the
+// difference of its counters across the exec, OOM kills are watched as they happen, and the
+// CPU-time budget is enforced; without one, usage comes from wait4's rusage.
 StatusOr<ExecOutcome> supervise_exec(const SandboxChannel& ch, const Policy& policy, const ExecRequest& req,
-                                     const std::vector<std::string>& env);
+                                     const std::vector<std::string>& env, SandboxCgroup* cgroup);
 
 }  // namespace corral::runtime

@@ -1,18 +1,32 @@
 #include <cstdio>
 
 #include "runtime/host_probe.h"
+#include "runtime/native_executor.h"
 #include "src/cli/commands.h"
 
 namespace corral::cli {
 
 int doctor_command(const std::vector<std::string>& args) {
+  bool cleanup = false;
   for (const auto& a : args) {
     if (a == "--help") {
-      puts("usage: corral doctor\n\nChecks the kernel features the native backend uses and says what corral does "
-           "about each.");
+      puts("usage: corral doctor [--cleanup]\n\nChecks the kernel features the native backend uses and says what "
+           "corral does about each.\n--cleanup  removes cgroups (and kills anything in them) left by corral "
+           "processes that died");
       return 0;
     }
+    if (a == "--cleanup") {
+      cleanup = true;
+      continue;
+    }
     return usage_error("doctor: unknown option '" + a + "'");
+  }
+  if (cleanup) {
+    runtime::NativeExecutor executor;
+    auto removed = executor.remove_stale();
+    if (!removed.ok()) return usage_error("doctor --cleanup: " + removed.status().to_string());
+    printf("removed %d stale sandbox cgroup(s)\n", *removed);
+    return 0;
   }
   bool ready = true;
   for (const auto& c : runtime::probe_host()) {

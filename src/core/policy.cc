@@ -153,6 +153,7 @@ StatusOr<Policy> Policy::from_json(const nlohmann::json& j) {
   f.string("language", &p.language);
   f.string("rootfs", &p.rootfs);
   f.string("workdir", &p.workdir);
+  f.boolean("allow_rlimit_fallback", &p.allow_rlimit_fallback);
   Status s = f.finish();
   if (!s.ok()) return s;
 
@@ -220,6 +221,7 @@ nlohmann::json Policy::to_json() const {
       {"language", language},
       {"rootfs", rootfs},
       {"workdir", workdir},
+      {"allow_rlimit_fallback", allow_rlimit_fallback},
   };
 }
 

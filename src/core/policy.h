@@ -57,6 +57,9 @@ struct Policy {
   std::string language;                      // empty: none chosen (plain argv execution)
   std::string rootfs = "host";
   std::string workdir = "/sandbox";
+  // On a host without usable cgroup controllers, run anyway with per-process rlimits only
+  // (memory per process, no CPU bandwidth cap). Off by default: never silently weaker.
+  bool allow_rlimit_fallback = false;
 
   // Strict parse: unknown keys, wrong types and out-of-range values are errors naming the
   // field. Missing keys keep their defaults.

@@ -67,3 +67,22 @@ before=$(grep -c corral /proc/self/mountinfo)
 "$C" exec --timeout 100 -- /bin/sleep 5 >/dev/null 2>&1 </dev/null
 after=$(grep -c corral /proc/self/mountinfo)
 [ "$before" = "$after" ] && pass no_mounts_left || fail no_mounts_left "before=$before after=$after"
+
+# A host without usable cgroup controllers (simulated: a private mount namespace with the
+# cgroup filesystems unmounted): refused with a clear error, unless the policy accepts
+# per-process rlimits.
+if command -v unshare >/dev/null; then
+  echo '{"allow_rlimit_fallback": true}' >"$T/fallback.json"
+  out=$(unshare -m --propagation private sh -c "umount -R /sys/fs/cgroup && $C exec -- /bin/true" 2>&1 </dev/null); rc=$?
+  if [ $rc -eq 2 ] && echo "$out" | grep -q "no usable cgroup controllers.*allow_rlimit_fallback"; then pass no_cgroups_refused
+  else fail no_cgroups_refused "rc=$rc out=$out"; fi
+  out=$(unshare -m --propagation private sh -c "umount -R /sys/fs/cgroup && $C exec --policy $T/fallback.json -- /bin/echo fallback" 2>&1 </dev/null); rc=$?
+  [ $rc -eq 0 ] && [ "$out" = "fallback" ] && pass no_cgroups_rlimit_fallback || fail no_cgroups_rlimit_fallback "rc=$rc out=$out"
+  out=$(unshare -m --propagation private sh -c "umount -R /sys/fs/cgroup && $C doctor" 2>&1 </dev/null)
+  echo "$out" | grep -q "allow_rlimit_fallback" && pass doctor_explains_no_cgroups || fail doctor_explains_no_cgroups "$out"
+else
+  echo "SKIP no_cgroups: unshare(1) missing"
+fi
+
+# A killed supervisor leaves a stale cgroup that doctor --cleanup removes.
+"$C" doctor --cleanup >"$T/cleanup" 2>&1 && grep -q "removed [0-9]* stale" "$T/cleanup" && pass doctor_cleanup_runs || fail doctor_cleanup_runs "$(cat "$T/cleanup")"

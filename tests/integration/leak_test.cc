@@ -18,10 +18,12 @@ struct HostCounts {
   int sandbox_uid_processes = 0;  // processes running as a sandbox host uid (>= 2^30)
   std::set<std::string> namespaces;  // every namespace any process is in
   int locks = 0;
+  int sandbox_cgroups = 0;  // "n..." directories in the corral cgroup subtree
 
   bool operator==(const HostCounts& o) const {
     return mounts == o.mounts && children == o.children && own_fds == o.own_fds &&
-           sandbox_uid_processes == o.sandbox_uid_processes && namespaces == o.namespaces && locks == o.locks;
+           sandbox_uid_processes == o.sandbox_uid_processes && namespaces == o.namespaces && locks == o.locks &&
+           sandbox_cgroups == o.sandbox_cgroups;
   }
 };
 
@@ -30,8 +32,14 @@ int count_lines(const char* path) {
   return static_cast<int>(std::count(std::istreambuf_iterator<char>(in), {}, '\n'));
 }
 
-HostCounts take_counts() {
+HostCounts take_counts(const std::vector<std::string>& cgroup_subtrees) {
   HostCounts c;
+  for (const std::string& dir : cgroup_subtrees) {
+    DIR* d = opendir(dir.c_str());
+    if (!d) continue;
+    while (dirent* e = readdir(d)) c.sandbox_cgroups += e->d_type == DT_DIR && e->d_name[0] == 'n';
+    closedir(d);
+  }
   c.mounts = count_lines("/proc/self/mountinfo");
   // Locks held by this process: the sandbox uid slots.
   std::ifstream locks("/proc/locks");
@@ -77,7 +85,7 @@ std::string describe(const HostCounts& c) {
   std::ostringstream o;
   o << "mounts=" << c.mounts << " children=" << c.children << " fds=" << c.own_fds
     << " sandbox-uid processes=" << c.sandbox_uid_processes << " namespaces=" << c.namespaces.size()
-    << " locks=" << c.locks;
+    << " locks=" << c.locks << " sandbox cgroups=" << c.sandbox_cgroups;
   return o.str();
 }
 
@@ -85,7 +93,10 @@ using Leaks = SandboxTest;
 
 TEST_F(Leaks, ThousandRunsLeaveNothingBehind) {
   run({"/bin/true"});  // warm: rootfs skeleton and seccomp cache exist before counting
-  HostCounts before = take_counts();
+  std::vector<std::string> subtrees;
+  if (auto d = executor_.cgroups(); d.ok()) subtrees = (*d)->subtree_dirs();
+  HostCounts before = take_counts(subtrees);
+  EXPECT_EQ(before.sandbox_cgroups, 0);
   Policy quick = policy(R"({"limits": {"wall_ms": 50, "output_bytes": 100}})");
   int statuses[10] = {};
   for (int i = 0; i < 1000; ++i) {
@@ -108,7 +119,7 @@ TEST_F(Leaks, ThousandRunsLeaveNothingBehind) {
   // Network namespaces are freed by the kernel asynchronously; give it a moment.
   HostCounts after;
   for (int i = 0; i < 50; ++i) {
-    after = take_counts();
+    after = take_counts(subtrees);
     if (after == before) break;
     usleep(100 * 1000);
   }

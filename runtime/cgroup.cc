@@ -1,0 +1,184 @@
+#include "runtime/cgroup.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "runtime/cgroup_drivers.h"
+
+namespace corral::runtime {
+
+Status write_cgroup_file(const std::string& path, const std::string& value) {
+  int fd = open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return SysError("open cgroup file", path);
+  ssize_t w = write(fd, value.data(), value.size());
+  int err = errno;
+  close(fd);
+  if (w != static_cast<ssize_t>(value.size())) return SysError("write '" + value + "' to", w < 0 ? err : EIO, path);
+  return Status::Ok();
+}
+
+StatusOr<std::string> read_cgroup_file(const std::string& path) {
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return SysError("open cgroup file", path);
+  std::string out;
+  char buf[4096];
+  ssize_t n;
+  while ((n = read(fd, buf, sizeof buf)) > 0) out.append(buf, static_cast<size_t>(n));
+  int err = errno;
+  close(fd);
+  if (n < 0) return SysError("read cgroup file", err, path);
+  return out;
+}
+
+uint64_t cgroup_stat_value(const std::string& text, const std::string& key) {
+  std::istringstream in(text);
+  std::string k;
+  uint64_t v;
+  while (in >> k >> v) {
+    if (k == key) return v;
+  }
+  return 0;
+}
+
+CgroupLayout read_cgroup_layout() {
+  CgroupLayout layout;
+  // Which cgroup this process is in, per hierarchy.
+  std::map<std::string, std::string> own_by_controller;  // "memory" -> "/a/b", "" -> v2 path
+  std::ifstream self("/proc/self/cgroup");
+  std::string line;
+  while (std::getline(self, line)) {
+    auto a = line.find(':');
+    auto b = line.find(':', a + 1);
+    if (a == std::string::npos || b == std::string::npos) continue;
+    std::string controllers = line.substr(a + 1, b - a - 1);
+    std::string path = line.substr(b + 1);
+    if (controllers.empty()) {
+      own_by_controller[""] = path;
+      continue;
+    }
+    std::istringstream cs(controllers);
+    std::string c;
+    while (std::getline(cs, c, ',')) own_by_controller[c] = path;
+  }
+  // Where each hierarchy is mounted, and which part of it the mount shows (a container's
+  // cgroup mount often shows only its own subtree).
+  std::ifstream mi("/proc/self/mountinfo");
+  while (std::getline(mi, line)) {
+    auto dash = line.find(" - ");
+    if (dash == std::string::npos) continue;
+    std::istringstream pre(line.substr(0, dash)), post(line.substr(dash + 3));
+    std::string id, parent, dev, root, point, fstype, source, opts;
+    pre >> id >> parent >> dev >> root >> point;
+    post >> fstype >> source >> opts;
+    auto own_dir = [&](const std::string& own) -> std::string {
+      if (own.rfind(root, 0) != 0) return {};  // our cgroup is outside what this mount shows
+      std::string rel = root == "/" ? own : own.substr(root.size());
+      return rel == "/" || rel.empty() ? point : point + rel;
+    };
+    if (fstype == "cgroup2" && layout.v2_mount.empty() && own_by_controller.count("")) {
+      layout.v2_mount = point;
+      layout.v2_own = own_dir(own_by_controller[""]);
+    } else if (fstype == "cgroup") {
+      std::istringstream o(opts);
+      std::string opt;
+      while (std::getline(o, opt, ',')) {
+        if (kV1Controllers.count(opt) && own_by_controller.count(opt) && !layout.v1_own.count(opt)) {
+          std::string dir = own_dir(own_by_controller[opt]);
+          if (!dir.empty()) layout.v1_own[opt] = dir;
+        }
+      }
+    }
+  }
+  return layout;
+}
+
+CgroupPlan plan_cgroups() {
+  CgroupLayout layout = read_cgroup_layout();
+  std::string v1;
+  for (const auto& [ctl, dir] : layout.v1_own) v1 += (v1.empty() ? "" : ", ") + ctl + " at " + dir;
+  std::string v2_controllers = "-";
+  if (!layout.v2_own.empty()) {
+    auto ctl = read_cgroup_file(layout.v2_own + "/cgroup.controllers");
+    if (ctl.ok()) v2_controllers = ctl->empty() ? "none" : ctl->substr(0, ctl->find_last_not_of("\n") + 1);
+  }
+  std::string seen = "v2 " + (layout.v2_own.empty() ? std::string("not mounted") : layout.v2_own + " offers: " + v2_controllers) +
+                     "; v1: " + (v1.empty() ? std::string("none") : v1);
+  // v2 when the unified hierarchy holds the controllers for our cgroup; otherwise v1.
+  auto has = [&](const char* c) { return (" " + v2_controllers + " ").find(std::string(" ") + c + " ") != std::string::npos; };
+  if (has("memory") && has("pids")) return {"v2", seen};
+  if (layout.v1_own.count("memory") && layout.v1_own.count("pids")) return {"v1", seen};
+  return {"", seen};
+}
+
+StatusOr<std::unique_ptr<CgroupDriver>> CgroupDriver::detect() {
+  CgroupPlan plan = plan_cgroups();
+  if (plan.driver == "v2") return make_v2_driver(read_cgroup_layout());
+  if (plan.driver == "v1") return make_v1_driver(read_cgroup_layout());
+  return Unsupported("no usable cgroup controllers: neither cgroup v2 nor v1 offers both memory and pids to this "
+                     "process (" + plan.detail + ")");
+}
+
+bool sandbox_owner_gone(const std::string& state_dir, const std::string& sandbox_id) {
+  // Ids look like n<pid>-<slot>-<counter>; the slot's lock is held while the sandbox lives.
+  unsigned pid, slot;
+  unsigned long long counter;
+  if (sscanf(sandbox_id.c_str(), "n%u-%u-%llu", &pid, &slot, &counter) != 3) return false;
+  std::string lock = state_dir + "/uids/" + std::to_string(slot);
+  int fd = open(lock.c_str(), O_RDWR | O_CLOEXEC);
+  if (fd < 0) return errno == ENOENT;
+  bool gone = flock(fd, LOCK_EX | LOCK_NB) == 0;
+  close(fd);  // releases the probe lock
+  return gone;
+}
+
+StatusOr<int> CgroupDriver::remove_stale(const std::string& state_dir) {
+  int removed = 0;
+  for (const std::string& dir : subtree_dirs()) {
+    DIR* d = opendir(dir.c_str());
+    if (!d) continue;
+    std::vector<std::string> names;
+    while (dirent* e = readdir(d)) {
+      if (e->d_type == DT_DIR && e->d_name[0] != '.') names.push_back(e->d_name);
+    }
+    closedir(d);
+    for (const std::string& name : names) {
+      std::string path = dir + "/" + name;
+      bool stale = false;
+      unsigned pid;
+      if (sscanf(name.c_str(), "supervisor-%u", &pid) == 1) {
+        stale = pid != static_cast<unsigned>(getpid()) && kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH;
+      } else {
+        stale = sandbox_owner_gone(state_dir, name);
+      }
+      if (!stale) continue;
+      kill_cgroup_processes(path);
+      if (rmdir(path.c_str()) == 0) ++removed;
+    }
+  }
+  return removed;
+}
+
+void CgroupDriver::remove_subtree_if_empty() {
+  for (const std::string& dir : subtree_dirs()) rmdir(dir.c_str());  // EBUSY while in use
+}
+
+void kill_cgroup_processes(const std::string& dir) {
+  // Repeat: a process may fork between reading the list and the kill.
+  for (int round = 0; round < 100; ++round) {
+    auto procs = read_cgroup_file(dir + "/cgroup.procs");
+    if (!procs.ok() || procs->empty()) return;
+    std::istringstream in(*procs);
+    pid_t pid;
+    while (in >> pid) kill(pid, SIGKILL);
+    usleep(1000);
+  }
+}
+
+}  // namespace corral::runtime
