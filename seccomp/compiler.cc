@@ -318,7 +318,8 @@ StatusOr<std::vector<sock_filter>> compile_bpf(const Profile& p) {
 
 std::mutex g_mu;
 std::map<std::string, std::shared_ptr<const Program>> g_programs;  // by digest
-std::atomic<uint64_t> g_compiles{0}, g_memory_hits{0}, g_disk_hits{0}, g_disk_writes{0}, g_disk_rejects{0};
+std::atomic<uint64_t> g_compiles{0}, g_memory_hits{0}, g_disk_hits{0}, g_disk_writes{0}, g_disk_rejects{0},
+    g_index_hits{0};
 
 // What a profile file looked like when it was last loaded, so an unchanged file maps straight to
 // its digest without being read and parsed again.
@@ -472,6 +473,56 @@ void write_cache(const std::string& dir, const std::string& digest, const std::v
   }
 }
 
+// File index: lets a fresh process go from a profile file straight to its cached BPF
+// without parsing the JSON (which costs more than the rest of a sandbox's seccomp set-up).
+// One small file per profile path: "CRLIDX01 dev ino size mtime_ns digest uses_notify name".
+// A changed file (any of dev/ino/size/mtime) misses and is parsed as usual.
+std::string index_path(const std::string& dir, const std::string& profile_path) {
+  Sha256 h;
+  h.update(profile_path);
+  return dir + "/file-" + Sha256::hex(h.finish()) + ".idx";
+}
+
+bool read_index(const std::string& dir, const std::string& profile_path, const FileKey& key, std::string* digest,
+                std::string* name, bool* uses_notify) {
+  FdGuard f{open(index_path(dir, profile_path).c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC)};
+  if (f.fd < 0) return false;
+  struct stat st;
+  if (fstat(f.fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 022) != 0) return false;
+  char buf[512] = {};
+  ssize_t n = read(f.fd, buf, sizeof(buf) - 1);
+  if (n <= 0) return false;
+  unsigned long long dev, ino, size;
+  long long mtime;
+  char dig[65] = {}, nm[128] = {};
+  int notify;
+  if (std::sscanf(buf, "CRLIDX01 %llu %llu %llu %lld %64s %d %127s", &dev, &ino, &size, &mtime, dig, &notify, nm) != 7) {
+    return false;
+  }
+  FileKey stored{static_cast<dev_t>(dev), static_cast<ino_t>(ino), static_cast<off_t>(size), mtime};
+  if (!(stored == key) || std::strlen(dig) != 64) return false;
+  *digest = dig;
+  *name = nm;
+  *uses_notify = notify != 0;
+  return true;
+}
+
+void write_index(const std::string& dir, const std::string& profile_path, const FileKey& key, const Program& prog) {
+  if (prog.name.find_first_of(" \n\t") != std::string::npos || prog.name.empty() || prog.name.size() > 127) return;
+  char line[512];
+  int len = std::snprintf(line, sizeof(line), "CRLIDX01 %llu %llu %llu %lld %s %d %s\n",
+                          static_cast<unsigned long long>(key.dev), static_cast<unsigned long long>(key.ino),
+                          static_cast<unsigned long long>(key.size), static_cast<long long>(key.mtime_ns),
+                          prog.digest.c_str(), prog.uses_notify ? 1 : 0, prog.name.c_str());
+  if (len <= 0 || len >= static_cast<int>(sizeof(line))) return;
+  std::string tmp = dir + "/.idx.XXXXXX";
+  int fd = mkostemp(tmp.data(), O_CLOEXEC);
+  if (fd < 0) return;
+  bool ok = write(fd, line, static_cast<size_t>(len)) == len;
+  if (close(fd) != 0) ok = false;
+  if (!ok || rename(tmp.c_str(), index_path(dir, profile_path).c_str()) != 0) unlink(tmp.c_str());
+}
+
 StatusOr<std::shared_ptr<const Program>> build(const Profile& p, const std::string& digest) {
   ASSIGN_OR_RETURN(std::vector<sock_filter> filter, compile_bpf(p));
   ++g_compiles;
@@ -535,8 +586,31 @@ StatusOr<std::shared_ptr<const Program>> load(const std::string& name_or_path) {
     path = profile_dir() + "/" + name_or_path + ".json";
   }
   struct stat st;
+  const std::string dir = usable_cache_dir();
+  bool cache_rejected = false;  // the index led to a bad cache file: compile, don't retry it
   if (stat(path.c_str(), &st) == 0) {
-    if (auto hit = memory_get_file(path, file_key(st))) return hit;
+    const FileKey fast_key = file_key(st);
+    if (auto hit = memory_get_file(path, fast_key)) return hit;
+    std::string digest, name;
+    bool uses_notify = false;
+    std::vector<sock_filter> filter;
+    if (!dir.empty() && read_index(dir, path, fast_key, &digest, &name, &uses_notify)) {
+      std::shared_ptr<const Program> hit = memory_get(digest);
+      if (!hit && !(cache_rejected = !read_cache(dir, digest, &filter))) {
+        ++g_disk_hits;
+        auto prog = std::make_shared<Program>();
+        prog->name = name;
+        prog->digest = digest;
+        prog->filter = std::move(filter);
+        prog->uses_notify = uses_notify;
+        hit = memory_put(std::move(prog));
+      }
+      if (hit) {
+        ++g_index_hits;
+        remember_file(path, fast_key, digest);
+        return hit;
+      }
+    }
   }
   FileKey key;
   ASSIGN_OR_RETURN(std::string text, read_profile_file(path, &key));
@@ -551,23 +625,28 @@ StatusOr<std::shared_ptr<const Program>> load(const std::string& name_or_path) {
   const Profile& p = *parsed;
   const std::string digest = profile_digest(p);
   remember_file(path, key, digest);
-  if (auto hit = memory_get(digest)) return hit;
-
-  const std::string dir = usable_cache_dir();
-  std::vector<sock_filter> filter;
-  if (!dir.empty() && read_cache(dir, digest, &filter)) {
-    ++g_disk_hits;
-    auto prog = std::make_shared<Program>();
-    prog->name = p.name;
-    prog->digest = digest;
-    prog->filter = std::move(filter);
-    prog->uses_notify = p.uses_notify();
-    return memory_put(std::move(prog));
+  if (auto hit = memory_get(digest)) {
+    if (!dir.empty()) write_index(dir, path, key, *hit);
+    return hit;
   }
-  auto built = build(p, digest);
-  if (!built.ok()) return in_file(built.status(), path);
-  if (!dir.empty()) write_cache(dir, digest, (*built)->filter);
-  return memory_put(std::move(built).value());
+  std::vector<sock_filter> filter;
+  std::shared_ptr<const Program> prog;
+  if (!dir.empty() && !cache_rejected && read_cache(dir, digest, &filter)) {
+    ++g_disk_hits;
+    auto cached = std::make_shared<Program>();
+    cached->name = p.name;
+    cached->digest = digest;
+    cached->filter = std::move(filter);
+    cached->uses_notify = p.uses_notify();
+    prog = memory_put(std::move(cached));
+  } else {
+    auto built = build(p, digest);
+    if (!built.ok()) return in_file(built.status(), path);
+    if (!dir.empty()) write_cache(dir, digest, (*built)->filter);
+    prog = memory_put(std::move(built).value());
+  }
+  if (!dir.empty()) write_index(dir, path, key, *prog);
+  return prog;
 }
 
 std::string syscall_name(uint32_t audit_arch, int nr) {
@@ -636,6 +715,7 @@ CacheStats cache_stats() {
   s.disk_hits = g_disk_hits;
   s.disk_writes = g_disk_writes;
   s.disk_rejects = g_disk_rejects;
+  s.index_hits = g_index_hits;
   return s;
 }
 
@@ -643,7 +723,7 @@ void clear_memory_cache() {
   std::lock_guard<std::mutex> lock(g_mu);
   g_programs.clear();
   g_files.clear();
-  g_compiles = g_memory_hits = g_disk_hits = g_disk_writes = g_disk_rejects = 0;
+  g_compiles = g_memory_hits = g_disk_hits = g_disk_writes = g_disk_rejects = g_index_hits = 0;
 }
 
 }  // namespace corral::seccomp

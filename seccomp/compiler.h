@@ -68,6 +68,7 @@ struct CacheStats {
   uint64_t disk_hits = 0;
   uint64_t disk_writes = 0;
   uint64_t disk_rejects = 0;  // cache files present but corrupt, truncated or not trusted
+  uint64_t index_hits = 0;    // loads that found the program through the file index (no JSON parse)
 };
 CacheStats cache_stats();
 // Drops the in-memory cache and zeroes the counters (tests; programs already handed out stay valid).

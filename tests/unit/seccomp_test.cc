@@ -427,6 +427,7 @@ TEST_F(SeccompDiskCache, RoundTripAndCorruption) {
   int entries = 0;
   if (DIR* d = opendir(cache_dir().c_str())) {
     while (dirent* e = readdir(d)) {
+      if (std::strncmp(e->d_name, "file-", 5) == 0) continue;  // the path index, tested below
       if (e->d_name[0] != '.' || (std::strcmp(e->d_name, ".") && std::strcmp(e->d_name, ".."))) {
         ++entries;
         EXPECT_EQ(std::string(e->d_name), (*first)->digest + ".bpf");
@@ -449,6 +450,41 @@ TEST_F(SeccompDiskCache, EditedProfileFileIsReread) {
   ASSERT_TRUE(second.ok()) << second.status().to_string();
   EXPECT_EQ((*second)->name, "edited-in-place");
   EXPECT_NE((*second)->digest, (*first)->digest);
+}
+
+TEST_F(SeccompDiskCache, FileIndexSkipsParsingUntilTheFileChanges) {
+  const std::string a = profiles_.path() + "/indexed.json";
+  json p = read_json(default_profile_path());
+  write_file(a, p.dump());
+  auto first = load(a);
+  ASSERT_TRUE(first.ok()) << first.status().to_string();
+  EXPECT_EQ(cache_stats().index_hits, 0u);
+  // A fresh process (memory cache dropped) finds the program through the index.
+  clear_memory_cache();
+  auto second = load(a);
+  ASSERT_TRUE(second.ok());
+  EXPECT_EQ(cache_stats().index_hits, 1u);
+  EXPECT_EQ(cache_stats().compiles, 0u);
+  EXPECT_EQ((*second)->digest, (*first)->digest);
+  EXPECT_EQ((*second)->name, (*first)->name);
+  EXPECT_EQ((*second)->uses_notify, (*first)->uses_notify);
+  // An edit changes size/mtime: the index misses and the new content is used.
+  p["name"] = "edited";
+  p["default_action"] = "errno:EACCES";
+  write_file(a, p.dump());
+  clear_memory_cache();
+  auto third = load(a);
+  ASSERT_TRUE(third.ok());
+  EXPECT_EQ(cache_stats().index_hits, 0u);
+  EXPECT_EQ((*third)->name, "edited");
+  EXPECT_NE((*third)->digest, (*first)->digest);
+  // An index pointing at a program whose cache file is gone still loads (by compiling).
+  clear_memory_cache();
+  ASSERT_EQ(unlink((cache_dir() + "/" + (*third)->digest + ".bpf").c_str()), 0);
+  auto fourth = load(a);
+  ASSERT_TRUE(fourth.ok());
+  EXPECT_EQ(cache_stats().compiles, 1u);
+  EXPECT_EQ((*fourth)->digest, (*third)->digest);
 }
 
 TEST_F(SeccompDiskCache, UntrustedCacheDirIsNotUsed) {
