@@ -12,7 +12,7 @@ namespace fs = std::filesystem;
 namespace {
 
 // Bump when the skeleton's content changes: a new version is built beside the old.
-constexpr char kVersion[] = "host-v1";
+constexpr char kVersion[] = "host-v2";
 
 // Copied from the host's /etc when present (files, symlinks or whole directories).
 constexpr const char* kEtcCopies[] = {
@@ -33,12 +33,15 @@ void write_file(const fs::path& p, const std::string& content) {
 }
 
 void build(const fs::path& dir) {
-  for (const char* d : {"proc", "dev", "tmp", "etc", "usr", "home", "run", "var", "var/tmp", "mnt", "opt", "srv"}) {
+  for (const char* d : {"proc", "dev", "tmp", "etc", "usr", "home", "run", "var", "mnt", "opt", "srv"}) {
     fs::create_directories(dir / d);
   }
+  // The skeleton belongs to host root, which is unmapped inside a sandbox, so overlay cannot
+  // copy its directories up for writing: scratch space that programs expect to write lives
+  // on the sandbox's /tmp.
+  fs::create_symlink("../tmp", dir / "var/tmp");
   fs::create_directory(dir / "root");
   fs::permissions(dir / "root", fs::perms::owner_all);
-  fs::permissions(dir / "var/tmp", fs::perms::all | fs::perms::sticky_bit);
   fs::permissions(dir / "tmp", fs::perms::all | fs::perms::sticky_bit);
   for (const char* name : kUsrMergedLinks) {
     fs::path host = fs::path("/") / name;

@@ -227,10 +227,37 @@ class Init {
   struct seccomp_notif_sizes sizes_ = {};
 };
 
+// corral-init is a clone of the supervisor, never exec'd, so its argument and environment
+// areas are the supervisor's: a command line may hold a token. Zero both (their bounds are
+// fields 48-51 of /proc/self/stat) before anything else can look at this process.
+void scrub_inherited_args_and_env() {
+  char buf[2048];
+  int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return;
+  ssize_t n = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  if (n <= 0) return;
+  buf[n] = '\0';
+  char* p = strrchr(buf, ')');  // the command name may contain spaces and parentheses
+  if (!p) return;
+  unsigned long v[52] = {};
+  int field = 2;  // p points just past field 2
+  for (char* tok = strtok(p + 1, " "); tok && field < 51; tok = strtok(nullptr, " ")) {
+    v[++field] = strtoul(tok, nullptr, 10);
+  }
+  if (field < 51) return;
+  auto zero = [](unsigned long start, unsigned long end) {
+    if (start && end > start && end - start < (64ul << 20)) memset(reinterpret_cast<void*>(start), 0, end - start);
+  };
+  zero(v[48], v[49]);
+  zero(v[50], v[51]);
+}
+
 }  // namespace
 
 void init_main(const LaunchPlan& plan, int ctl_fd) {
   prctl(PR_SET_PDEATHSIG, SIGKILL);
+  scrub_inherited_args_and_env();
   // Keep only the control socket (as fd 3); stdio becomes /dev/null so that nothing of the
   // supervisor's stays open in the sandbox.
   if (ctl_fd != kCtlFd && dup3(ctl_fd, kCtlFd, O_CLOEXEC) < 0) _exit(1);

@@ -182,7 +182,8 @@ int build_root_filesystem(const LaunchPlan& plan, ErrorPayload* err) {
 
   const char* proc = plan.proc_target.c_str();
   if (mkdir_p(proc) != 0) return fail(err, "create mount point", proc);
-  if (mount("proc", proc, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) != 0) {
+  // hidepid=invisible: user code (uid 1000) cannot even see corral-init (uid 0) in /proc.
+  if (mount("proc", proc, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, "hidepid=invisible") != 0) {
     return fail(err, "mount proc", proc);
   }
   for (const MountStep& m : plan.proc_masks) {

@@ -228,5 +228,31 @@ TEST_F(Isolation, NamespacesDifferFromTheHostsAndEachOthers) {
   }
 }
 
+TEST_F(Isolation, InitCarriesNoSupervisorArgumentsOrEnvironment) {
+  setenv("CORRAL_TEST_TOKEN", "s3cret-token", 1);
+  auto sb = executor_.create(SandboxSpec{});
+  unsetenv("CORRAL_TEST_TOKEN");
+  ASSERT_TRUE(sb.ok()) << sb.status().to_string();
+  // corral-init is this process's only child while the sandbox idles.
+  std::string cmdline = "<no init found>", environ_text;
+  for (int pid = 2; pid < 4 * 1024 * 1024 && cmdline == "<no init found>"; ++pid) {
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    std::string line;
+    if (!std::getline(stat, line)) continue;
+    std::istringstream rest(line.substr(line.rfind(')') + 2));
+    char state;
+    int ppid;
+    rest >> state >> ppid;
+    if (ppid != getpid()) continue;
+    std::ifstream c("/proc/" + std::to_string(pid) + "/cmdline"), e("/proc/" + std::to_string(pid) + "/environ");
+    cmdline.assign(std::istreambuf_iterator<char>(c), {});
+    environ_text.assign(std::istreambuf_iterator<char>(e), {});
+  }
+  executor_.destroy(**sb);
+  EXPECT_EQ(cmdline.find("integration_tests"), std::string::npos) << cmdline;
+  EXPECT_EQ(cmdline.find_first_not_of('\0'), std::string::npos) << "cmdline not scrubbed: " << cmdline;
+  EXPECT_EQ(environ_text.find("s3cret-token"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace corral::testing
