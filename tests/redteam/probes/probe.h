@@ -1,4 +1,4 @@
-/* Shared helpers for the red-team probes (tests/redteam/probes/*.c).
+/* Shared helpers for the red-team probes (tests/redteam/probes/rowNN_*.c).
  *
  * Every probe runs *inside* a corral sandbox, attempts one attack and prints one line per
  * check:   "SAFE rowNN <what>: <detail>"   or   "UNSAFE rowNN <what>: <detail>"
@@ -52,7 +52,7 @@ static int errno_in(int e, const int *list) {
   return 0;
 }
 
-static void expect_fail_list(const char *row, const char *what, long r, int err, const int *ok) {
+__attribute__((unused)) static void expect_fail_list(const char *row, const char *what, long r, int err, const int *ok) {
   if (r >= 0) {
     UNSAFE(row, what, "succeeded (returned %ld)", r);
   } else if (errno_in(err, ok)) {
@@ -72,7 +72,7 @@ static void expect_fail_list(const char *row, const char *what, long r, int err,
     expect_fail_list(row, what, r_, e_, ok_);           \
   } while (0)
 
-static int probe_exit(void) {
+__attribute__((unused)) static int probe_exit(void) {
   fflush(stdout);
   return probe_unsafe_count ? 1 : 0;
 }

@@ -68,6 +68,9 @@ int main(int argc, char **argv) {
   }
   printf("NOTE row09 daemon-started pid %d\n", pid);
   fflush(stdout);
+  /* Give the supervisor time to read that line (and the test to look for the daemon on the
+   * host) while the daemon is certainly alive; then the exec ends. */
+  usleep(500 * 1000);
   SAFE("row09", "daemon start", "daemon %d running; the parent now exits", pid);
   return probe_exit();
 }

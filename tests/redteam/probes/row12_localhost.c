@@ -3,8 +3,10 @@
  * argv[2] = abstract unix socket name the test listens on (without the leading NUL),
  * argv[3] = host filesystem path of a unix socket the test listens on.
  * Safe outcome: refused (ECONNREFUSED: the sandbox's own lo has no listener; abstract
- * sockets belong to the network namespace) or, for the path, absent (ENOENT). */
+ * sockets belong to the network namespace), unreachable when the policy keeps even lo down
+ * (network "none"), or, for the path, absent (ENOENT). */
 #include <arpa/inet.h>
+#include <stddef.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -17,7 +19,8 @@ int main(int argc, char **argv) {
   struct sockaddr_in s4 = {.sin_family = AF_INET, .sin_port = htons(port)};
   inet_pton(AF_INET, "127.0.0.1", &s4.sin_addr);
   int fd = socket(AF_INET, SOCK_STREAM, 0);
-  EXPECT_FAIL("row12", "connect 127.0.0.1 (host listener)", connect(fd, (struct sockaddr *)&s4, sizeof s4), ECONNREFUSED);
+  EXPECT_FAIL("row12", "connect 127.0.0.1 (host listener)", connect(fd, (struct sockaddr *)&s4, sizeof s4), ECONNREFUSED,
+              ENETUNREACH);
   close(fd);
 
   struct sockaddr_in6 s6 = {.sin6_family = AF_INET6, .sin6_port = htons(port)};
