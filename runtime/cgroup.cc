@@ -99,8 +99,9 @@ CgroupLayout read_cgroup_layout() {
   return layout;
 }
 
-CgroupPlan plan_cgroups() {
-  CgroupLayout layout = read_cgroup_layout();
+namespace {
+
+CgroupPlan plan_for(const CgroupLayout& layout) {
   std::string v1;
   for (const auto& [ctl, dir] : layout.v1_own) v1 += (v1.empty() ? "" : ", ") + ctl + " at " + dir;
   std::string v2_controllers = "-";
@@ -117,10 +118,15 @@ CgroupPlan plan_cgroups() {
   return {"", seen};
 }
 
+}  // namespace
+
+CgroupPlan plan_cgroups() { return plan_for(read_cgroup_layout()); }
+
 StatusOr<std::unique_ptr<CgroupDriver>> CgroupDriver::detect() {
-  CgroupPlan plan = plan_cgroups();
-  if (plan.driver == "v2") return make_v2_driver(read_cgroup_layout());
-  if (plan.driver == "v1") return make_v1_driver(read_cgroup_layout());
+  const CgroupLayout layout = read_cgroup_layout();
+  CgroupPlan plan = plan_for(layout);
+  if (plan.driver == "v2") return make_v2_driver(layout);
+  if (plan.driver == "v1") return make_v1_driver(layout);
   return Unsupported("no usable cgroup controllers: neither cgroup v2 nor v1 offers both memory and pids to this "
                      "process (" + plan.detail + ")");
 }

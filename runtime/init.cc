@@ -33,8 +33,19 @@ constexpr int kCtlFd = 3;
   _exit(1);
 }
 
-// fork() without glibc's atfork handlers, which take locks a raw-cloned child may find held.
-pid_t raw_fork() { return static_cast<pid_t>(syscall(SYS_clone, SIGCHLD, nullptr, nullptr, nullptr, nullptr)); }
+constexpr size_t kWorkerStack = 256 * 1024;
+
+struct SpawnContext {
+  const LaunchPlan* plan;
+  WorkerArgs args;
+  int close_in_child;
+};
+
+int worker_entry(void* p) {
+  auto* ctx = static_cast<SpawnContext*>(p);
+  close(ctx->close_in_child);  // fd tables are not shared: this closes the worker's copy only
+  run_worker(*ctx->plan, ctx->args);
+}
 
 void close_fd(int* fd) {
   if (*fd >= 0) close(*fd);
@@ -52,6 +63,9 @@ class Init {
     sigprocmask(SIG_BLOCK, &mask, nullptr);
     sigfd_ = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
     if (sigfd_ < 0) _exit(2);
+    worker_stack_ = static_cast<char*>(
+        mmap(nullptr, kWorkerStack, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0));
+    if (worker_stack_ == MAP_FAILED) _exit(2);
     if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sizes_) != 0) sizes_ = {};
 
     while (true) {
@@ -131,17 +145,18 @@ class Init {
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, report) != 0) {
       return fail_exec("socketpair", errno, "");
     }
-    pid_t pid = raw_fork();
+    // posix_spawn's technique: the worker borrows init's memory (CLONE_VM) on a stack of its
+    // own, and init waits (CLONE_VFORK) until it has exec'd or exited. No page tables are
+    // copied, and no malloc or atfork handler runs. Credentials, rlimits, seccomp, signal
+    // handlers, cwd and the fd table all stay per-task, so nothing the worker changes about
+    // itself reaches init.
+    SpawnContext ctx{&plan_, {cwd, argv, envp, {stdio[0], stdio[1], stdio[2]}, report[1]}, report[0]};
+    pid_t pid = clone(worker_entry, worker_stack_ + kWorkerStack, CLONE_VM | CLONE_VFORK | SIGCHLD, &ctx);
     if (pid < 0) {
       int e = errno;
       close(report[0]);
       close(report[1]);
-      return fail_exec("fork", e, "");
-    }
-    if (pid == 0) {
-      close(report[0]);
-      WorkerArgs a{cwd, argv, envp, {stdio[0], stdio[1], stdio[2]}, report[1]};
-      run_worker(plan_, a);
+      return fail_exec("clone worker", e, "");
     }
     close(report[1]);
     worker_ = pid;
@@ -222,6 +237,7 @@ class Init {
   const LaunchPlan& plan_;
   int sigfd_ = -1;
   int listener_ = -1;
+  char* worker_stack_ = nullptr;
   pid_t worker_ = 0;
   ExitPayload exit_ = {};
   struct seccomp_notif_sizes sizes_ = {};

@@ -314,8 +314,10 @@ StatusOr<std::unique_ptr<Sandbox>> NativeExecutor::create(const SandboxSpec& spe
   // Parent side of each namespace, then "go"; on any failure the sandbox's destructor kills
   // init, which takes everything it made with it.
   RETURN_IF_ERROR(write_id_maps(sb->pid, sb->ids()));
-  if (policy.network.mode == NetworkMode::kLoopback) RETURN_IF_ERROR(bring_up_loopback(sb->pid));
   if (int r = send_frame(sb->ctl, Frame::kGo, nullptr, 0); r != 0) return SysError("send go to corral-init", -r);
+  // While init builds its root filesystem: nothing in the sandbox touches the network
+  // before the first exec, which cannot start until init reports ready.
+  if (policy.network.mode == NetworkMode::kLoopback) RETURN_IF_ERROR(bring_up_loopback(sb->pid));
   RETURN_IF_ERROR(await_ready(*sb));
   return std::unique_ptr<Sandbox>(std::move(sb));
 }

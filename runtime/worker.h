@@ -9,7 +9,8 @@
 //   seccomp filter installed (last: nothing after it needs a denied syscall)
 //   execve (PATH searched in the sandbox)
 //
-// Runs in a process forked from corral-init; must not allocate.
+// Runs in a process cloned from corral-init that shares its memory until execve (CLONE_VM |
+// CLONE_VFORK); must not allocate.
 #pragma once
 
 #include "runtime/launch_plan.h"
