@@ -164,6 +164,7 @@ StatusOr<int> CgroupDriver::remove_stale(const std::string& state_dir) {
         stale = sandbox_owner_gone(state_dir, name);
       }
       if (!stale) continue;
+      write_cgroup_file(path + "/pids.max", "0");  // exists in the pids hierarchy only
       kill_cgroup_processes(path);
       if (rmdir(path.c_str()) == 0) ++removed;
     }

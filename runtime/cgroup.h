@@ -47,7 +47,8 @@ class SandboxCgroup {
   // acts in this cgroup; -1 if the host cannot notify.
   virtual int oom_fd() const { return -1; }
   virtual short oom_poll_events() const { return 0; }
-  // Kills every process in the cgroup (v2 cgroup.kill; v1 freeze, kill, thaw).
+  // Kills every process in the cgroup (v2 cgroup.kill; otherwise forks are stopped with
+  // pids.max 0 and the listed processes killed until none is left).
   virtual Status kill_all() = 0;
   // Removes the cgroup; its processes must be gone.
   virtual Status remove() = 0;

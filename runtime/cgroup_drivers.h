@@ -21,7 +21,8 @@ struct CgroupLayout {
 CgroupLayout read_cgroup_layout();
 StatusOr<std::unique_ptr<CgroupDriver>> make_v2_driver(const CgroupLayout& layout);
 StatusOr<std::unique_ptr<CgroupDriver>> make_v1_driver(const CgroupLayout& layout);
-// SIGKILLs every process listed in dir/cgroup.procs until it is empty.
+// SIGKILLs every process listed in dir/cgroup.procs until it is empty (callers first stop
+// forks with pids.max 0).
 void kill_cgroup_processes(const std::string& dir);
 
 }  // namespace corral::runtime

@@ -95,8 +95,9 @@ class V1SandboxCgroup : public SandboxCgroup {
 
   Status kill_all() override {
     // Normally corral-init's end kills everything; this is the fallback for a cgroup whose
-    // init is gone. pids.max bounds how fast anything left can fork while it is killed.
-    kill_cgroup_processes(dirs_.at("pids"));
+    // init is gone. Freeze the population first, then kill: pids.max 0 refuses every fork,
+    // which is all a freezer would buy here, without a fifth hierarchy per sandbox.
+    write_cgroup_file(dirs_.at("pids") + "/pids.max", "0");
     for (const auto& [ctl, dir] : dirs_) kill_cgroup_processes(dir);
     return Status::Ok();
   }

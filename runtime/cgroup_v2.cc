@@ -79,10 +79,9 @@ class V2SandboxCgroup : public SandboxCgroup {
 
   Status kill_all() override {
     if (write_cgroup_file(dir_ + "/cgroup.kill", "1").ok()) return Status::Ok();
-    // Before 5.14: freeze, kill, thaw.
-    bool frozen = write_cgroup_file(dir_ + "/cgroup.freeze", "1").ok();
+    // Before 5.14: no forks (pids.max 0), then kill what is listed.
+    write_cgroup_file(dir_ + "/pids.max", "0");
     kill_cgroup_processes(dir_);
-    if (frozen) return write_cgroup_file(dir_ + "/cgroup.freeze", "0");
     return Status::Ok();
   }
 

@@ -44,7 +44,9 @@ HostCounts take_counts(const std::vector<std::string>& cgroup_subtrees) {
   // Locks held by this process: the sandbox uid slots.
   std::ifstream locks("/proc/locks");
   std::string line;
-  const std::string me = " " + std::to_string(getpid()) + " ";
+  std::string me = " ";  // built up piecewise: GCC 12 misreports the operator+ form (bug 105329)
+  me += std::to_string(getpid());
+  me += " ";
   while (std::getline(locks, line)) c.locks += line.find(me) != std::string::npos;
   DIR* d = opendir("/proc/self/fd");
   while (dirent* e = readdir(d)) c.own_fds += e->d_name[0] != '.';
@@ -52,7 +54,8 @@ HostCounts take_counts(const std::vector<std::string>& cgroup_subtrees) {
   d = opendir("/proc");
   while (dirent* e = readdir(d)) {
     if (!isdigit(static_cast<unsigned char>(e->d_name[0]))) continue;
-    std::string base = std::string("/proc/") + e->d_name;
+    std::string base = "/proc/";
+    base += e->d_name;
     std::ifstream stat(base + "/stat");
     std::string stat_line;
     std::getline(stat, stat_line);
