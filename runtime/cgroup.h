@@ -8,6 +8,7 @@
 //   <own>/corral/supervisor-<pid>        v2 only: where corral moves itself when the
 //                                        no-internal-processes rule requires its own
 //                                        cgroup to be empty before delegating controllers
+// A corral process started from inside another's supervisor leaf shares that subtree.
 // It never writes to a cgroup above or beside <own>.
 //
 // Per-exec accounting is by difference: counters are read (and the memory peak reset)

@@ -148,6 +148,22 @@ Status delegate(const std::string& dir, bool cpu) {
 
 StatusOr<std::unique_ptr<CgroupDriver>> make_v2_driver(const CgroupLayout& layout) {
   const std::string& own = layout.v2_own;
+  // Started by another corral process (a test runner, a server spawning the CLI): this
+  // process sits in that one's supervisor leaf, <delegated>/corral/supervisor-<pid>. The
+  // corral subtree above is already delegated and is this installation's own; share it and
+  // take a sibling leaf instead of nesting a second subtree (impossible anyway: the leaf
+  // holds the other supervisor's processes).
+  const std::string parent = own.substr(0, own.rfind('/'));
+  if (own.compare(own.rfind('/') + 1, 11, "supervisor-") == 0 && parent.size() > 7 &&
+      parent.compare(parent.size() - 7, 7, "/corral") == 0) {
+    auto controllers = read_cgroup_file(parent + "/cgroup.subtree_control");
+    if (controllers.ok() && has_word(*controllers, "memory") && has_word(*controllers, "pids")) {
+      std::string leaf = parent + "/supervisor-" + std::to_string(getpid());
+      if (mkdir(leaf.c_str(), 0755) != 0 && errno != EEXIST) return SysError("create supervisor cgroup", leaf);
+      RETURN_IF_ERROR(write_cgroup_file(leaf + "/cgroup.procs", std::to_string(getpid())));
+      return std::unique_ptr<CgroupDriver>(new V2Driver(parent, has_word(*controllers, "cpu")));
+    }
+  }
   auto controllers = read_cgroup_file(own + "/cgroup.controllers");
   if (!controllers.ok()) return controllers.status();
   const bool cpu = has_word(*controllers, "cpu");

@@ -124,14 +124,15 @@ StatusOr<std::unique_ptr<LaunchPlan>> build_plan(const Policy& policy, const Nat
     p.rootfs_mounts.push_back({MountStep::Kind::kBindReadonly, dir, p.new_root + dir, "", false});
   }
   p.proc_target = p.new_root + "/proc";
-  for (const char* f : {"kcore", "keys", "timer_list", "sched_debug", "latency_stats", "kallsyms", "sysrq-trigger",
-                        "kmsg", "kpagecount", "kpageflags", "kpagecgroup", "config.gz"}) {
+  for (const char* f : {"kcore", "keys", "timer_list", "sched_debug", "latency_stats", "kallsyms", "kmsg",
+                        "kpagecount", "kpageflags", "kpagecgroup", "config.gz"}) {
     p.proc_masks.push_back({MountStep::Kind::kMaskFile, "", p.proc_target + "/" + f, "", true});
   }
   for (const char* d : {"acpi", "scsi", "asound", "driver"}) {
     p.proc_masks.push_back({MountStep::Kind::kMaskDir, "", p.proc_target + "/" + d, "", false});
   }
-  for (const char* d : {"sys", "bus", "fs", "irq"}) {
+  // Read-only rather than masked: a write fails with EROFS instead of vanishing into /dev/null.
+  for (const char* d : {"sys", "bus", "fs", "irq", "sysrq-trigger"}) {
     p.proc_masks.push_back({MountStep::Kind::kReadonlyInPlace, "", p.proc_target + "/" + d, "", false});
   }
   p.dev_target = p.new_root + "/dev";

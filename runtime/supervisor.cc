@@ -138,7 +138,7 @@ StatusOr<ExecOutcome> supervise_exec(const SandboxChannel& ch, const Policy& pol
   std::vector<char> buf(64 * 1024);
 
   const std::string oom_message = "out of memory: the sandbox hit its memory limit of " +
-                                  std::to_string(policy.limits.memory_bytes) + " bytes";
+                                  std::to_string(policy.limits.memory_bytes) + " bytes and was ended";
   double next_cpu_check = cpu_budget_us && cgroup ? start + kCpuCheckMs : 0;
   auto request_kill = [&](ExecStatus why, std::string message) {
     r.set_status(why, std::move(message));
@@ -217,7 +217,14 @@ StatusOr<ExecOutcome> supervise_exec(const SandboxChannel& ch, const Policy& pol
     }
     if (oom_i >= 0 && p[oom_i].revents) {
       auto c = cgroup->read();  // also clears the notification
-      if (c.ok() && c->oom_kills > base.oom_kills) request_kill(ExecStatus::kOom, oom_message);
+      if (c.ok() && c->oom_kills > base.oom_kills) {
+        // An OOM ends the whole sandbox, on every cgroup version: with memory.oom.group (v2)
+        // the kernel takes corral-init along with everything else, and v1 matches that. A
+        // sandbox is never reused in an unknown state after the kernel started killing in it.
+        r.set_status(ExecStatus::kOom, oom_message);
+        out.sandbox_broken = true;
+        break;
+      }
     }
     if (in_i >= 0 && p[in_i].revents) {
       ssize_t w = write_nosigpipe(in_w.get(), req.stdin_data.data() + stdin_off, req.stdin_data.size() - stdin_off);
@@ -284,7 +291,10 @@ StatusOr<ExecOutcome> supervise_exec(const SandboxChannel& ch, const Policy& pol
       r.usage.peak_memory_bytes = c->peak_memory_bytes;
       // Checked before the exit status: an OOM kill shows up as SIGKILL, and with
       // memory.oom.group it may have taken corral-init too.
-      if (c->oom_kills > base.oom_kills) r.set_status(ExecStatus::kOom, oom_message);
+      if (c->oom_kills > base.oom_kills) {
+        r.set_status(ExecStatus::kOom, oom_message);
+        out.sandbox_broken = true;
+      }
       if (c->pids_refused > base.pids_refused) {
         pids_note = std::to_string(c->pids_refused - base.pids_refused) + " fork(s) refused at the pids limit of " +
                     std::to_string(policy.limits.pids);

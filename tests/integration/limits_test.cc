@@ -61,6 +61,23 @@ TEST_F(Limits, MemoryBombIsOomAndPeakIsNearTheLimit) {
   EXPECT_EQ(run({"/bin/true"}).status(), ExecStatus::kOk);
 }
 
+TEST_F(Limits, OomEndsTheWholeSandbox) {
+  auto sb = executor_.create(SandboxSpec{policy(R"({"limits": {"memory_bytes": 67108864, "wall_ms": 20000}})")});
+  ASSERT_TRUE(sb.ok()) << sb.status().to_string();
+  ExecRequest bomb;
+  bomb.argv = {"/bin/sh", "-c", "sleep 60 & /usr/bin/python3 -c 'b = [bytearray(8 << 20) for _ in range(100)]'"};
+  auto r = executor_.exec(**sb, bomb);
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  EXPECT_EQ(r->status(), ExecStatus::kOom) << r->message;
+  EXPECT_NE(r->message.find("was ended"), std::string::npos) << r->message;
+  ExecRequest again;
+  again.argv = {"/bin/true"};
+  auto after = executor_.exec(**sb, again);
+  ASSERT_FALSE(after.ok());
+  EXPECT_EQ(after.status().code(), ErrorCode::kNotFound);
+  EXPECT_TRUE(executor_.destroy(**sb).ok());
+}
+
 TEST_F(Limits, ForkBombIsCappedAndReported) {
   ExecResult r = py(
       "import os, time\n"

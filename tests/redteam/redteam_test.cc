@@ -90,6 +90,14 @@ TEST_F(Redteam, Row05_Allocate10GiB) {
   EXPECT_LE(r.usage.peak_memory_bytes, limit + 32 * kMiB) << describe(r);
   // A program that does not handle the failure (Python's MemoryError) is reported as failed:
   // oom with a cgroup memory limit, nonzero_exit with MemoryError under rlimits.
+  if (r.status() == ExecStatus::kOom) {
+    // An OOM ends the whole sandbox (memory.oom.group on v2; the same on v1).
+    ExecRequest again;
+    again.argv = {"/bin/true"};
+    EXPECT_FALSE(ex_.exec(*sb, again).ok()) << "the sandbox outlived its OOM";
+    sb = Create({{"limits", {{"memory_bytes", limit}}}});
+    ASSERT_TRUE(sb);
+  }
   if (access("/usr/bin/python3", X_OK) == 0) {
     ExecResult py = Exec(*sb, {"/usr/bin/python3", "-c", "b = bytearray(10 << 30)"});
     bool reported = py.status() == ExecStatus::kOom ||
@@ -539,7 +547,10 @@ TEST_F(Redteam, Row28_SetuidAndFileCapBinaries) {
   ASSERT_GT(read(p[0], out, sizeof out - 1), 0);
   close(p[0]);
   waitpid(c, nullptr, 0);
-  ASSERT_EQ(std::string(out).rfind("ids 65534 0 0", 0), 0u) << "host sanity check: " << out;
+  if (std::string(out).rfind("ids 65534 0 0", 0) != 0) {
+    GTEST_SKIP() << "this filesystem does not honour setuid on the host (" << out
+                 << "), so the probe could not tell a safe sandbox from an unsafe one";
+  }
 
   ExecResult r = Exec(*sb, {"/probes/row28_setuid_exec", "/suid/suid_hostroot", "/suid/suid_sbxroot", "/suid/fcap"});
   ExpectAllSafe(r, 2 + 3);
