@@ -56,10 +56,10 @@ class V1SandboxCgroup : public SandboxCgroup {
     return Status::Ok();
   }
 
-  Status attach(pid_t pid) override {
-    const std::string p = std::to_string(pid);
-    for (const auto& [ctl, dir] : dirs_) RETURN_IF_ERROR(write_cgroup_file(dir + "/cgroup.procs", p));
-    return Status::Ok();
+  std::vector<std::string> self_attach_files() const override {
+    std::vector<std::string> out;
+    for (const auto& [ctl, dir] : dirs_) out.push_back(dir + "/tasks");
+    return out;
   }
 
   StatusOr<CgroupCounters> read() override {

@@ -42,8 +42,6 @@ class V2SandboxCgroup : public SandboxCgroup {
 
   int clone_into_fd() const override { return dir_fd_; }
 
-  Status attach(pid_t pid) override { return write_cgroup_file(dir_ + "/cgroup.procs", std::to_string(pid)); }
-
   StatusOr<CgroupCounters> read() override {
     CgroupCounters c;
     auto cpu = read_cgroup_file(dir_ + "/cpu.stat");

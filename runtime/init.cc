@@ -283,12 +283,20 @@ void init_main(const LaunchPlan& plan, int ctl_fd) {
   for (int i = 0; i < 3; ++i) dup2(null_fd, i);
   if (null_fd > 2) close(null_fd);
 
+  ErrorPayload err;
+  // Into the sandbox's cgroups (v1) before anything else runs. This process still has the
+  // supervisor's host ids, which the cgroup files' permissions require.
+  for (const std::string& tasks : plan.cgroup_self_attach) {
+    int fd = open(tasks.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0 || write(fd, "0", 1) != 1) make_error(&err, "join cgroup", errno, tasks.c_str()), setup_failed(err);
+    close(fd);
+  }
+
   FrameHeader h;
   int fds[kMaxFds];
   int nfds = 0;
   if (recv_header(kCtlFd, &h, fds, &nfds) != 0 || h.type != static_cast<uint32_t>(Frame::kGo)) _exit(1);
 
-  ErrorPayload err;
   // Until now this process had the supervisor's host ids; from here on it is the
   // sandbox's uid 0, an unprivileged id on the host.
   if (setresgid(0, 0, 0) != 0) make_error(&err, "setresgid", errno, ""), setup_failed(err);

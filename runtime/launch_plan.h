@@ -60,6 +60,9 @@ struct LaunchPlan {
   std::string workdir_in_root;         // new_root + workdir (created, owned by the sandbox user)
 
   std::string hostname;
+  // cgroup v1: "tasks" files corral-init writes "0" to, first thing, to move itself into
+  // the sandbox's cgroups (see SandboxCgroup::self_attach_files).
+  std::vector<std::string> cgroup_self_attach;
 
   // Exec-time settings shared by every exec in this sandbox.
   std::shared_ptr<const seccomp::Program> seccomp;

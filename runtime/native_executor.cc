@@ -109,7 +109,8 @@ Status mkdir_p(const std::string& path, mode_t mode) {
 
 StatusOr<std::unique_ptr<LaunchPlan>> build_plan(const Policy& policy, const NativeOptions& options,
                                                  const rootfs::HostRootfs& rootfs,
-                                                 std::shared_ptr<const seccomp::Program> prog, bool cgroup_enforced) {
+                                                 std::shared_ptr<const seccomp::Program> prog,
+                                                 const SandboxCgroup* cgroup) {
   auto plan = std::make_unique<LaunchPlan>();
   LaunchPlan& p = *plan;
   const Limits& l = policy.limits;
@@ -163,7 +164,8 @@ StatusOr<std::unique_ptr<LaunchPlan>> build_plan(const Policy& policy, const Nat
   p.empty_caps = cap_init();
   if (!p.empty_caps) return SysError("cap_init");
   p.last_cap = static_cast<int>(cap_max_bits()) - 1;
-  p.rlimits = rlimits_for(l, cgroup_enforced);
+  p.rlimits = rlimits_for(l, cgroup != nullptr);
+  if (cgroup) p.cgroup_self_attach = cgroup->self_attach_files();
   return plan;
 }
 
@@ -285,7 +287,16 @@ StatusOr<std::unique_ptr<Sandbox>> NativeExecutor::create(const SandboxSpec& spe
   if (!driver.ok() && policy.limits.cpu != 0) return Unsupported("needs the cgroup cpu controller", "limits.cpu");
   auto ids = IdSlot::claim(options_.state_dir);
   if (!ids.ok()) return ids.status();
-  auto plan = build_plan(policy, options_, *rootfs, *prog, driver.ok());
+  const std::string id = new_sandbox_id(ids->slot());
+  std::unique_ptr<SandboxCgroup> cgroup;
+  if (driver.ok()) {
+    auto cg = (*driver)->create(id, policy.limits);
+    if (!cg.ok()) return cg.status();
+    cgroup = std::move(cg).value();
+  }
+  auto sb = std::make_unique<NativeSandbox>(id, policy, std::move(ids).value());
+  sb->cgroup = std::move(cgroup);
+  auto plan = build_plan(policy, options_, *rootfs, *prog, sb->cgroup.get());
   if (!plan.ok()) return plan.status();
   std::unique_ptr<LaunchPlan> launch = std::move(plan).value();
   struct CapsFree {
@@ -295,22 +306,11 @@ StatusOr<std::unique_ptr<Sandbox>> NativeExecutor::create(const SandboxSpec& spe
 
   int sv[2];
   if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) return SysError("socketpair");
-  auto sb = std::make_unique<NativeSandbox>(new_sandbox_id(ids->slot()), policy, std::move(ids).value());
   sb->ctl = sv[0];
-  if (driver.ok()) {
-    auto cg = (*driver)->create(sb->id(), policy.limits);
-    if (!cg.ok()) {
-      close(sv[1]);
-      return cg.status();
-    }
-    sb->cgroup = std::move(cg).value();
-  }
   auto pid = clone_init(*launch, sv[1], &sb->pidfd, sb->cgroup ? sb->cgroup->clone_into_fd() : -1);
   close(sv[1]);
   if (!pid.ok()) return pid.status();
   sb->pid = *pid;
-  // v1 has no CLONE_INTO_CGROUP: move init in before it is told to go (it is still waiting).
-  if (sb->cgroup && sb->cgroup->clone_into_fd() < 0) RETURN_IF_ERROR(sb->cgroup->attach(sb->pid));
 
   // Parent side of each namespace, then "go"; on any failure the sandbox's destructor kills
   // init, which takes everything it made with it.
