@@ -16,7 +16,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "rootfs/host_rootfs.h"
+#include "rootfs/store.h"
 #include "runtime/env.h"
 #include "runtime/files.h"
 #include "runtime/init.h"
@@ -89,6 +89,12 @@ class NativeSandbox : public Sandbox {
   IdSlot ids_;
 };
 
+// The image's WorkingDir applies unless the policy chose a workdir of its own.
+std::string workdir_for(const Policy& policy, const rootfs::Rootfs& rootfs) {
+  if (!rootfs.workdir.empty() && policy.workdir == Policy{}.workdir) return rootfs.workdir;
+  return policy.workdir;
+}
+
 std::string new_sandbox_id(uint32_t slot) {
   static std::atomic<uint64_t> counter{0};
   char buf[64];
@@ -108,7 +114,7 @@ Status mkdir_p(const std::string& path, mode_t mode) {
 }
 
 StatusOr<std::unique_ptr<LaunchPlan>> build_plan(const Policy& policy, const NativeOptions& options,
-                                                 const rootfs::HostRootfs& rootfs,
+                                                 const rootfs::Rootfs& rootfs,
                                                  std::shared_ptr<const seccomp::Program> prog,
                                                  const SandboxCgroup* cgroup) {
   auto plan = std::make_unique<LaunchPlan>();
@@ -120,7 +126,9 @@ StatusOr<std::unique_ptr<LaunchPlan>> build_plan(const Policy& policy, const Nat
   p.tmp_source = p.staging + "/tmp";
   p.shm_source = p.staging + "/shm";
   p.staging_dirs = {p.staging + "/upper", p.staging + "/work", p.new_root, p.tmp_source, p.shm_source};
-  p.overlay_options = "lowerdir=" + rootfs.lower_dir + ",upperdir=" + p.staging + "/upper,workdir=" + p.staging + "/work";
+  std::string lower;
+  for (const std::string& layer : rootfs.layers) lower += (lower.empty() ? "" : ":") + layer;
+  p.overlay_options = "lowerdir=" + lower + ",upperdir=" + p.staging + "/upper,workdir=" + p.staging + "/work";
   for (const std::string& dir : rootfs.ro_binds) {
     p.rootfs_mounts.push_back({MountStep::Kind::kBindReadonly, dir, p.new_root + dir, "", false});
   }
@@ -139,7 +147,7 @@ StatusOr<std::unique_ptr<LaunchPlan>> build_plan(const Policy& policy, const Nat
   p.dev_target = p.new_root + "/dev";
   p.dev_options = "size=64k,mode=0755";
   p.dev_nodes = {"null", "zero", "full", "random", "urandom", "tty"};
-  p.workdir_in_root = p.new_root + policy.workdir;
+  p.workdir_in_root = p.new_root + workdir_for(policy, rootfs);
   for (size_t i = 0; i < policy.mounts.size(); ++i) {
     const MountSpec& m = policy.mounts[i];
     if (m.type == MountSpec::Type::kTmpfs) {
@@ -236,9 +244,6 @@ Status NativeExecutor::check_supported(const Policy& policy) {
   if (policy.network.mode == NetworkMode::kAllowlist) {
     return Unsupported("the native backend cannot enforce an allowlist network yet", "network.mode");
   }
-  if (policy.rootfs != "host") {
-    return Unsupported("only the 'host' rootfs is available in this version", "rootfs");
-  }
   return Status::Ok();
 }
 
@@ -272,7 +277,7 @@ StatusOr<std::unique_ptr<Sandbox>> NativeExecutor::create(const SandboxSpec& spe
     return Status(ErrorCode::kPermissionDenied, "the native backend must run as root (it writes id maps)");
   }
   RETURN_IF_ERROR(mkdir_p(options_.state_dir + "/mnt", 0755));
-  auto rootfs = rootfs::ensure_host_rootfs(options_.rootfs_dir);
+  auto rootfs = rootfs::resolve_rootfs(policy.rootfs, options_.rootfs_dir);
   if (!rootfs.ok()) return rootfs.status();
   auto prog = seccomp::load(policy.seccomp);
   if (!prog.ok()) return prog.status();
@@ -294,7 +299,17 @@ StatusOr<std::unique_ptr<Sandbox>> NativeExecutor::create(const SandboxSpec& spe
     if (!cg.ok()) return cg.status();
     cgroup = std::move(cg).value();
   }
-  auto sb = std::make_unique<NativeSandbox>(id, policy, std::move(ids).value());
+  // The sandbox's effective policy: the image's Env under the policy's, its WorkingDir
+  // unless the policy set one.
+  Policy effective = policy;
+  effective.workdir = workdir_for(policy, *rootfs);
+  for (const std::string& kv : rootfs->env) {
+    auto eq = kv.find('=');
+    if (eq != std::string::npos && eq > 0 && !policy.env.count(kv.substr(0, eq))) {
+      effective.env[kv.substr(0, eq)] = kv.substr(eq + 1);
+    }
+  }
+  auto sb = std::make_unique<NativeSandbox>(id, effective, std::move(ids).value());
   sb->cgroup = std::move(cgroup);
   auto plan = build_plan(policy, options_, *rootfs, *prog, sb->cgroup.get());
   if (!plan.ok()) return plan.status();

@@ -11,6 +11,11 @@ inline constexpr int kUsageError = 2;
 
 int exec_command(const std::vector<std::string>& args);
 int doctor_command(const std::vector<std::string>& args);
+int run_command(const std::vector<std::string>& args);        // corral run --lang ...
+int languages_command(const std::vector<std::string>& args);  // corral languages
+int rootfs_command(const std::vector<std::string>& args);     // corral rootfs import|list|rm|build
+// `corral rootfs build ...` (args after "build"); called by rootfs_command.
+int rootfs_build_command(const std::vector<std::string>& args);
 
 // Prints "corral: <message>" to stderr and returns kUsageError.
 int usage_error(const std::string& message);
