@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <cstdio>
 #include <random>
 
 namespace corral::rootfs {
@@ -12,7 +13,25 @@ namespace fs = std::filesystem;
 namespace {
 
 // Bump when the skeleton's content changes: a new version is built beside the old.
-constexpr char kVersion[] = "host-v2";
+constexpr char kVersion[] = "host-v3";
+
+// The skeleton copies part of the host's /etc, so it must follow the host: installing a
+// package (a new /etc/R, an alternatives change, ldconfig) changes one of these mtimes, and
+// the next sandbox gets a freshly built skeleton. Four stats per launch.
+std::string host_fingerprint() {
+  uint64_t h = 1469598103934665603ull;  // FNV-1a over the mtimes
+  for (const char* p : {"/etc", "/etc/alternatives", "/etc/ld.so.cache", "/etc/ssl/certs"}) {
+    struct stat st;
+    uint64_t v = stat(p, &st) == 0 ? static_cast<uint64_t>(st.st_mtim.tv_sec) * 1000000000ull + st.st_mtim.tv_nsec : 0;
+    for (int i = 0; i < 8; ++i) {
+      h ^= (v >> (8 * i)) & 0xff;
+      h *= 1099511628211ull;
+    }
+  }
+  char buf[17];
+  snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+  return buf;
+}
 
 // Copied from the host's /etc when present (files, symlinks or whole directories).
 constexpr const char* kEtcCopies[] = {
@@ -78,7 +97,7 @@ void build(const fs::path& dir) {
 
 StatusOr<HostRootfs> ensure_host_rootfs(const std::string& rootfs_dir) {
   HostRootfs r;
-  r.lower_dir = rootfs_dir + "/" + kVersion;
+  r.lower_dir = rootfs_dir + "/" + kVersion + "-" + host_fingerprint();
   r.ro_binds.push_back("/usr");
   for (const char* name : kUsrMergedLinks) {
     struct stat st;
@@ -93,6 +112,8 @@ StatusOr<HostRootfs> ensure_host_rootfs(const std::string& rootfs_dir) {
   if (ec) return Status(ErrorCode::kInternal, "create rootfs dir: " + ec.message(), rootfs_dir);
   std::random_device rd;
   fs::path tmp = fs::path(rootfs_dir) / (std::string(".") + kVersion + ".tmp." + std::to_string(rd()));
+  // Skeletons of earlier host states stay: a running sandbox may still have one as its
+  // lower layer. `corral doctor --cleanup` is the place to prune them.
   try {
     fs::create_directory(tmp);
     fs::permissions(tmp, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |

@@ -10,55 +10,11 @@
 
 #include "runtime/native_executor.h"
 #include "src/cli/commands.h"
+#include "src/cli/output.h"
 
 namespace po = boost::program_options;
 
 namespace corral::cli {
-namespace {
-
-constexpr uint64_t kMaxStdin = 64ull << 20;
-
-// Exit codes for outcomes that are not the program's own exit: shell conventions where one
-// exists (124 timeout as timeout(1), 128+N for a signal).
-int exit_code_for(const ExecResult& r) {
-  switch (r.status()) {
-    case ExecStatus::kOk:
-    case ExecStatus::kNonzeroExit: return r.exit_code;
-    case ExecStatus::kSignaled: return 128 + r.signal;
-    case ExecStatus::kTimeout: return 124;
-    case ExecStatus::kOom: return 137;
-    case ExecStatus::kOutputLimit: return 125;
-    case ExecStatus::kSeccompViolation: return 128 + SIGSYS;
-    case ExecStatus::kPolicyViolation:
-    case ExecStatus::kSetupError: return kUsageError;
-    case ExecStatus::kInternalError: return 70;
-  }
-  return 70;
-}
-
-bool read_all_stdin(std::string* out) {
-  char buf[65536];
-  while (true) {
-    ssize_t n = read(0, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return false;
-    if (n == 0) return true;
-    out->append(buf, static_cast<size_t>(n));
-    if (out->size() > kMaxStdin) return false;
-  }
-}
-
-void write_all(int fd, std::string_view s) {
-  while (!s.empty()) {
-    ssize_t w = write(fd, s.data(), s.size());
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return;
-    s.remove_prefix(static_cast<size_t>(w));
-  }
-}
-
-}  // namespace
-
 int usage_error(const std::string& message) {
   fprintf(stderr, "corral: %s\n", message.c_str());
   return kUsageError;
@@ -140,10 +96,8 @@ int exec_command(const std::vector<std::string>& args) {
   if (json) {
     std::string out = result->to_json().dump(2) + "\n";
     write_all(1, out);
-  } else if (result->status() == ExecStatus::kSetupError) {
-    fprintf(stderr, "corral: %s\n", result->message.c_str());
-  } else if (result->status() != ExecStatus::kOk && result->status() != ExecStatus::kNonzeroExit) {
-    fprintf(stderr, "corral: %s: %s\n", exec_status_name(result->status()), result->message.c_str());
+  } else {
+    report_outcome(*result);
   }
   executor.destroy(**sandbox);
   return exit_code_for(*result);

@@ -13,6 +13,8 @@ constexpr char kUsage[] =
     "\n"
     "commands:\n"
     "  exec [--policy FILE] [--timeout MS] [--json] -- ARGV...   run a program in a sandbox\n"
+    "  run --lang LANG (-c CODE | FILE | -) [--lib PATH]...       run code in a language\n"
+    "  languages [--json]                                         which languages this host runs\n"
     "  doctor                                                     what this host supports\n"
     "  version                                                    print the version\n"
     "\n"
@@ -29,6 +31,8 @@ int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 2, argv + argc);
   if (cmd == "exec") return corral::cli::exec_command(args);
   if (cmd == "doctor") return corral::cli::doctor_command(args);
+  if (cmd == "run") return corral::cli::run_command(args);
+  if (cmd == "languages") return corral::cli::languages_command(args);
   if (cmd == "version" || cmd == "--version") {
     printf("corral %s\n", CORRAL_VERSION);
     return 0;

@@ -127,6 +127,7 @@ nlohmann::json ExecResult::to_json() const {
         {"peak_memory_bytes", usage.peak_memory_bytes}}},
       {"artifacts", arts},
   };
+  if (!stage.empty()) j["stage"] = stage;
   return j;
 }
 
@@ -144,6 +145,7 @@ StatusOr<ExecResult> ExecResult::from_json(const nlohmann::json& j) {
     r.signal = v->get<int>();
   }
   f.string("message", &r.message);
+  f.string("stage", &r.stage);
   f.string("stdout", &r.stdout_data);
   f.string("stderr", &r.stderr_data);
   f.boolean("stdout_truncated", &r.stdout_truncated);

@@ -52,6 +52,9 @@ class ExecResult {
   // Records `s` unless a status was already recorded; returns whether it took.
   bool set_status(ExecStatus s, std::string message = {});
 
+  // Which step of a language run this is the result of: "install", "compile" or "run";
+  // empty for a plain exec. A compile error is stage "compile" with the compiler's output.
+  std::string stage;
   int exit_code = -1;  // -1 when the program did not exit normally
   int signal = 0;      // terminating signal, 0 if none
   std::string message;  // detail for non-ok statuses (the syscall, the setup step)

@@ -1,0 +1,74 @@
+#include "src/cli/output.h"
+
+#include <unistd.h>
+
+#include <charconv>
+#include <csignal>
+#include <cstdio>
+
+#include "src/cli/commands.h"
+
+namespace corral::cli {
+
+int exit_code_for(const ExecResult& r) {
+  switch (r.status()) {
+    case ExecStatus::kOk:
+    case ExecStatus::kNonzeroExit: return r.exit_code;
+    case ExecStatus::kSignaled: return 128 + r.signal;
+    case ExecStatus::kTimeout: return 124;
+    case ExecStatus::kOom: return 137;
+    case ExecStatus::kOutputLimit: return 125;
+    case ExecStatus::kSeccompViolation: return 128 + SIGSYS;
+    case ExecStatus::kPolicyViolation:
+    case ExecStatus::kSetupError: return kUsageError;
+    case ExecStatus::kInternalError: return 70;
+  }
+  return 70;
+}
+
+bool read_all_stdin(std::string* out) {
+  char buf[65536];
+  while (true) {
+    ssize_t n = read(0, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return false;
+    if (n == 0) return true;
+    out->append(buf, static_cast<size_t>(n));
+    if (out->size() > (64u << 20)) return false;
+  }
+}
+
+void write_all(int fd, std::string_view s) {
+  while (!s.empty()) {
+    ssize_t w = write(fd, s.data(), s.size());
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return;
+    s.remove_prefix(static_cast<size_t>(w));
+  }
+}
+
+std::optional<uint64_t> parse_size(const std::string& text) {
+  uint64_t n = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+  if (ec != std::errc() || end == text.data()) return std::nullopt;
+  std::string suffix(end, text.data() + text.size());
+  uint64_t mult = 1;
+  if (suffix == "" || suffix == "B") mult = 1;
+  else if (suffix == "K" || suffix == "KiB" || suffix == "k") mult = 1ull << 10;
+  else if (suffix == "M" || suffix == "MiB" || suffix == "m") mult = 1ull << 20;
+  else if (suffix == "G" || suffix == "GiB" || suffix == "g") mult = 1ull << 30;
+  else return std::nullopt;
+  if (n > UINT64_MAX / mult) return std::nullopt;
+  return n * mult;
+}
+
+void report_outcome(const ExecResult& r) {
+  if (r.status() == ExecStatus::kOk || r.status() == ExecStatus::kNonzeroExit) return;
+  if (r.status() == ExecStatus::kSetupError) {
+    fprintf(stderr, "corral: %s\n", r.message.c_str());
+  } else {
+    fprintf(stderr, "corral: %s: %s\n", exec_status_name(r.status()), r.message.c_str());
+  }
+}
+
+}  // namespace corral::cli

@@ -1,0 +1,62 @@
+// LanguageHandler: what corral knows about running code in one language — the source file
+// it goes in, how it is compiled (if at all) and run, how libraries are installed, and what
+// the runtime needs from the sandbox. Handlers are data and argv builders; running them is
+// runner.h's job, on any Executor.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "src/core/policy.h"
+#include "src/core/status.h"
+
+namespace corral::lang {
+
+// Where things live inside the sandbox (all under the writable workdir).
+inline constexpr char kWorkdir[] = "/sandbox";
+inline constexpr char kLibDir[] = "/sandbox/.corral-lib";       // installed libraries
+inline constexpr char kLibSourceDir[] = "/corral-libsrc";        // local library sources, read-only
+
+struct LibrarySource {
+  std::string spec;          // as the user gave it
+  std::string sandbox_path;  // where a local source is mounted inside; empty for a name
+};
+
+class LanguageHandler {
+ public:
+  virtual ~LanguageHandler() = default;
+  virtual const char* name() const = 0;
+  virtual std::vector<std::string> aliases() const { return {}; }
+  // The program a host needs for this language (checked by `corral languages`).
+  virtual const char* binary() const = 0;
+  virtual std::vector<std::string> version_argv() const = 0;
+
+  // The file the code is written to, relative to the workdir. Java's depends on the code.
+  virtual std::string source_file(const std::string& code) const = 0;
+  // Compile step, or nullopt for interpreted languages (wall limit: compile_wall_ms()).
+  virtual std::optional<std::vector<std::string>> compile_argv(const std::string& /*file*/,
+                                                                  const Limits& /*limits*/) const {
+    return std::nullopt;
+  }
+  virtual std::vector<std::string> run_argv(const std::string& file, const Limits& limits) const = 0;
+  // Installs local library sources into kLibDir; kUnsupported where the language has no
+  // such mechanism.
+  virtual StatusOr<std::vector<std::string>> install_argv(const std::vector<LibrarySource>& libs) const = 0;
+  // Environment for every step (caches in writable places, library paths, runtime sizing).
+  virtual std::map<std::string, std::string> env(const Limits& /*limits*/) const { return {}; }
+  // Adjustments a runtime needs (JVM and Go start many threads, compilers need time).
+  virtual void adjust_limits(Limits& /*limits*/) const {}
+  virtual uint64_t compile_wall_ms() const { return 60'000; }
+  virtual std::string seccomp_profile() const { return "default"; }
+};
+
+// By name or alias ("python", "py", "js", "node", "c++", "golang", "R", ...), case-insensitive.
+const LanguageHandler* find_language(const std::string& name);
+std::vector<const LanguageHandler*> all_languages();
+// "python, javascript, ..." for error messages.
+std::string language_names();
+
+}  // namespace corral::lang

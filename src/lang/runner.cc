@@ -1,0 +1,107 @@
+#include "src/lang/runner.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+
+namespace corral::lang {
+namespace {
+
+std::string basename_of(const std::string& path) {
+  std::string p = path;
+  while (p.size() > 1 && p.back() == '/') p.pop_back();
+  return p.substr(p.rfind('/') + 1);
+}
+
+// Runs one step. Steps other than "run" keep their output out of the caller's stream.
+StatusOr<ExecResult> step(Executor& ex, Sandbox& sb, const char* stage, std::vector<std::string> argv,
+                          uint64_t wall_ms, const RunRequest* streamed) {
+  ExecRequest req;
+  req.argv = std::move(argv);
+  req.wall_ms = wall_ms;
+  if (streamed) {
+    req.stdin_data = streamed->stdin_data;
+    req.on_stdout = streamed->on_stdout;
+    req.on_stderr = streamed->on_stderr;
+  }
+  auto r = ex.exec(sb, req);
+  if (r.ok()) r->stage = stage;
+  return r;
+}
+
+}  // namespace
+
+StatusOr<Policy> policy_for(const LanguageHandler& lang, const RunRequest& request, std::vector<LibrarySource>* libs) {
+  Policy p = request.policy;
+  p.language = lang.name();
+  lang.adjust_limits(p.limits);
+  if (p.seccomp == "default") p.seccomp = lang.seccomp_profile();
+  for (const auto& [k, v] : lang.env(p.limits)) {
+    if (!p.env.count(k)) p.env[k] = v;
+  }
+  for (size_t i = 0; i < request.libraries.size(); ++i) {
+    const std::string& spec = request.libraries[i];
+    const std::string field = "libraries[" + std::to_string(i) + "]";
+    if (spec.empty() || spec[0] != '/') {
+      return InvalidArgument(field, "'" + spec + "': installing by name needs the package registry, and sandboxes "
+                                    "have no network; give an absolute path to a local package (wheel or source "
+                                    "dir, npm tarball, .gem, R source tarball, Go module dir)");
+    }
+    struct stat st;
+    if (stat(spec.c_str(), &st) != 0) return Status(ErrorCode::kNotFound, "no such file or directory", field + ": " + spec);
+    LibrarySource src;
+    src.spec = spec;
+    src.sandbox_path = std::string(kLibSourceDir) + "/" + std::to_string(i) + "/" + basename_of(spec);
+    MountSpec m;
+    m.type = MountSpec::Type::kBind;
+    m.source = spec;
+    m.target = src.sandbox_path;
+    m.readonly = true;
+    p.mounts.push_back(m);
+    libs->push_back(src);
+  }
+  return p;
+}
+
+StatusOr<ExecResult> run_code(Executor& ex, const RunRequest& request) {
+  const LanguageHandler* lang = find_language(request.language);
+  if (!lang) {
+    return InvalidArgument("language", "unknown language '" + request.language + "'; one of: " + language_names());
+  }
+  std::vector<LibrarySource> libs;
+  auto policy = policy_for(*lang, request, &libs);
+  if (!policy.ok()) return policy.status();
+  std::optional<std::vector<std::string>> install;
+  if (!libs.empty()) {
+    auto argv = lang->install_argv(libs);
+    if (!argv.ok()) return argv.status();
+    install = std::move(argv).value();
+  }
+
+  auto sb = ex.create(SandboxSpec{*policy});
+  if (!sb.ok()) return sb.status();
+  struct Destroy {
+    Executor& ex;
+    Sandbox& sb;
+    ~Destroy() { ex.destroy(sb); }
+  } destroy{ex, **sb};
+
+  const std::string file = lang->source_file(request.code);
+  RETURN_IF_ERROR(ex.put_files(**sb, {{file, request.code, 0644}}));
+  const Limits& limits = policy->limits;
+  if (install) {
+    auto r = step(ex, **sb, "install", *install, std::max<uint64_t>(limits.wall_ms, 120'000), nullptr);
+    if (!r.ok() || r->status() != ExecStatus::kOk) return r;
+  }
+  if (auto compile = lang->compile_argv(file, limits)) {
+    auto r = step(ex, **sb, "compile", *compile, lang->compile_wall_ms(), nullptr);
+    if (!r.ok()) return r;
+    if (r->status() != ExecStatus::kOk) {
+      if (r->status() == ExecStatus::kNonzeroExit) r->message = "compilation failed";
+      return r;
+    }
+  }
+  return step(ex, **sb, "run", lang->run_argv(file, limits), limits.wall_ms, &request);
+}
+
+}  // namespace corral::lang
