@@ -40,12 +40,38 @@ class Java : public LanguageHandler {
     if (l.memory_bytes < (256ull << 20)) l.memory_bytes = 256ull << 20;  // the JVM will not start in less
   }
 
-  // The name of the public top-level class, or Main.
+  // The name of the public top-level class, or Main. Comments and string literals are
+  // blanked first, so "// public class Fake" does not count.
   static std::string public_class(const std::string& code) {
     static const std::regex re(R"(public\s+(?:(?:final|abstract|sealed|strictfp)\s+)*(?:class|interface|enum|record)\s+([A-Za-z_$][A-Za-z0-9_$]*))");
+    const std::string text = strip_comments_and_strings(code);
     std::smatch m;
-    if (std::regex_search(code, m, re)) return m[1];
+    if (std::regex_search(text, m, re)) return m[1];
     return "Main";
+  }
+
+  static std::string strip_comments_and_strings(const std::string& code) {
+    std::string out;
+    out.reserve(code.size());
+    for (size_t i = 0; i < code.size(); ++i) {
+      char c = code[i];
+      if (c == '/' && i + 1 < code.size() && code[i + 1] == '/') {
+        while (i < code.size() && code[i] != '\n') ++i;
+        out += '\n';
+      } else if (c == '/' && i + 1 < code.size() && code[i + 1] == '*') {
+        size_t end = code.find("*/", i + 2);
+        i = end == std::string::npos ? code.size() : end + 1;
+        out += ' ';
+      } else if (c == '"' || c == '\'') {
+        size_t j = i + 1;
+        while (j < code.size() && code[j] != c && code[j] != '\n') j += code[j] == '\\' ? 2 : 1;
+        i = j;
+        out += ' ';
+      } else {
+        out += c;
+      }
+    }
+    return out;
   }
 };
 
