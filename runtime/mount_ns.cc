@@ -204,9 +204,14 @@ int build_root_filesystem(const LaunchPlan& plan, ErrorPayload* err) {
     if (apply_step(m, err) != 0) return -1;
   }
 
+  // The workdir belongs to the sandbox user when corral creates it. One the image already
+  // has (its WORKDIR) is left as the image made it, as container engines do: its owner is
+  // usually host root, unmapped here, so it could not be given away anyway.
   const char* work = plan.workdir_in_root.c_str();
-  if (mkdir_p(work) != 0) return fail(err, "create workdir", work);
-  if (chown(work, kSandboxUid, kSandboxGid) != 0) return fail(err, "chown workdir", work);
+  if (!exists(work)) {
+    if (mkdir_p(work) != 0) return fail(err, "create workdir", work);
+    if (chown(work, kSandboxUid, kSandboxGid) != 0) return fail(err, "chown workdir", work);
+  }
 
   // pivot_root(".", ".") stacks the old root under the new one; detaching it leaves the
   // sandbox with no path back to the host tree.

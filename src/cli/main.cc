@@ -15,6 +15,7 @@ constexpr char kUsage[] =
     "  exec [--policy FILE] [--timeout MS] [--json] -- ARGV...   run a program in a sandbox\n"
     "  run --lang LANG (-c CODE | FILE | -) [--lib PATH]...       run code in a language\n"
     "  languages [--json]                                         which languages this host runs\n"
+    "  rootfs import|list|inspect|rm|build ...                    named root filesystems (images)\n"
     "  doctor                                                     what this host supports\n"
     "  version                                                    print the version\n"
     "\n"
@@ -33,6 +34,7 @@ int main(int argc, char** argv) {
   if (cmd == "doctor") return corral::cli::doctor_command(args);
   if (cmd == "run") return corral::cli::run_command(args);
   if (cmd == "languages") return corral::cli::languages_command(args);
+  if (cmd == "rootfs") return corral::cli::rootfs_command(args);
   if (cmd == "version" || cmd == "--version") {
     printf("corral %s\n", CORRAL_VERSION);
     return 0;
