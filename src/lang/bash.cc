@@ -17,6 +17,8 @@ class Bash : public LanguageHandler {
   StatusOr<std::vector<std::string>> install_argv(const std::vector<LibrarySource>&) const override {
     return Unsupported("bash has no library installation; mount the tools you need", "libraries");
   }
+  // seccomp/profiles/bash.json: the common base + every runtime's extras (scripts start them) + setting xattrs (cp -a).
+  std::string seccomp_profile() const override { return "bash"; }
 };
 
 }  // namespace

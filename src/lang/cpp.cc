@@ -18,6 +18,8 @@ class Cpp : public LanguageHandler {
   StatusOr<std::vector<std::string>> install_argv(const std::vector<LibrarySource>&) const override {
     return Unsupported("cpp has no package manager in corral; mount header-only libraries instead", "libraries");
   }
+  // seccomp/profiles/cpp.json: the common base only (g++ and the programs measured needed nothing more).
+  std::string seccomp_profile() const override { return "cpp"; }
 };
 
 }  // namespace

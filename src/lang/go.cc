@@ -30,6 +30,8 @@ class Go : public LanguageHandler {
     return {{"GOCACHE", "/tmp/go-cache"}, {"GOPATH", "/tmp/go"}, {"GOPROXY", "off"}, {"GOFLAGS", "-mod=mod"},
             {"CGO_ENABLED", "0"}, {"GOTOOLCHAIN", "local"}, {"GOMEMLIMIT", std::to_string(l.memory_bytes * 3 / 4)}};
   }
+  // seccomp/profiles/go.json: the common base + epoll, eventfd (the netpoller) and splice.
+  std::string seccomp_profile() const override { return "go"; }
 };
 
 }  // namespace

@@ -39,6 +39,8 @@ class Java : public LanguageHandler {
   void adjust_limits(Limits& l) const override {
     if (l.memory_bytes < (256ull << 20)) l.memory_bytes = 256ull << 20;  // the JVM will not start in less
   }
+  // seccomp/profiles/java.json: the common base + epoll, eventfd and inotify (WatchService).
+  std::string seccomp_profile() const override { return "java"; }
 
   // The name of the public top-level class, or Main. Comments and string literals are
   // blanked first, so "// public class Fake" does not count.

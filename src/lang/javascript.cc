@@ -27,6 +27,8 @@ class JavaScript : public LanguageHandler {
             // V8 does not see the cgroup: size its heap to the sandbox's memory.
             {"NODE_OPTIONS", "--max-old-space-size=" + std::to_string(l.memory_bytes * 3 / 4 >> 20)}};
   }
+  // seccomp/profiles/javascript.json: the common base + epoll, eventfd (libuv), inotify (fs.watch), pkeys (V8).
+  std::string seccomp_profile() const override { return "javascript"; }
 };
 
 }  // namespace

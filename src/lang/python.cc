@@ -26,6 +26,8 @@ class Python : public LanguageHandler {
     return {{"PYTHONPATH", kLibDir}, {"MPLBACKEND", "Agg"}, {"PYTHONDONTWRITEBYTECODE", "1"},
             {"MPLCONFIGDIR", "/tmp/matplotlib"}};
   }
+  // seccomp/profiles/python.json: the common base + epoll (asyncio, selectors).
+  std::string seccomp_profile() const override { return "python"; }
 };
 
 }  // namespace

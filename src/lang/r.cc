@@ -23,6 +23,8 @@ class R : public LanguageHandler {
     return argv;
   }
   std::map<std::string, std::string> env(const Limits&) const override { return {{"R_LIBS_USER", kLibDir}}; }
+  // seccomp/profiles/r.json: the common base only.
+  std::string seccomp_profile() const override { return "r"; }
 };
 
 }  // namespace

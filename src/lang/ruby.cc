@@ -22,6 +22,8 @@ class Ruby : public LanguageHandler {
   std::map<std::string, std::string> env(const Limits&) const override {
     return {{"GEM_HOME", kLibDir}, {"GEM_PATH", kLibDir}};
   }
+  // seccomp/profiles/ruby.json: the common base + eventfd (timer thread) and epoll (Ruby >= 3.3).
+  std::string seccomp_profile() const override { return "ruby"; }
 };
 
 }  // namespace

@@ -86,22 +86,37 @@ StatusOr<ExecResult> run_code(Executor& ex, const RunRequest& request) {
     ~Destroy() { ex.destroy(sb); }
   } destroy{ex, **sb};
 
-  const std::string file = lang->source_file(request.code);
-  RETURN_IF_ERROR(ex.put_files(**sb, {{file, request.code, 0644}}));
-  const Limits& limits = policy->limits;
   if (install) {
-    auto r = step(ex, **sb, "install", *install, std::max<uint64_t>(limits.wall_ms, 120'000), nullptr);
+    auto r = install_in(ex, **sb, *install, policy->limits);
     if (!r.ok() || r->status() != ExecStatus::kOk) return r;
   }
-  if (auto compile = lang->compile_argv(file, limits)) {
-    auto r = step(ex, **sb, "compile", *compile, lang->compile_wall_ms(), nullptr);
+  return compile_and_run(ex, **sb, *lang, request.code, policy->limits, request.stdin_data, request.on_stdout,
+                         request.on_stderr, policy->limits.wall_ms);
+}
+
+StatusOr<ExecResult> install_in(Executor& ex, Sandbox& sb, const std::vector<std::string>& argv, const Limits& limits) {
+  return step(ex, sb, "install", argv, std::max<uint64_t>(limits.wall_ms, 120'000), nullptr);
+}
+
+StatusOr<ExecResult> compile_and_run(Executor& ex, Sandbox& sb, const LanguageHandler& lang, const std::string& code,
+                                     const Limits& limits, const std::string& stdin_data,
+                                     const std::function<void(std::string_view)>& on_stdout,
+                                     const std::function<void(std::string_view)>& on_stderr, uint64_t wall_ms) {
+  const std::string file = lang.source_file(code);
+  RETURN_IF_ERROR(ex.put_files(sb, {{file, code, 0644}}));
+  if (auto compile = lang.compile_argv(file, limits)) {
+    auto r = step(ex, sb, "compile", *compile, lang.compile_wall_ms(), nullptr);
     if (!r.ok()) return r;
     if (r->status() != ExecStatus::kOk) {
       if (r->status() == ExecStatus::kNonzeroExit) r->message = "compilation failed";
       return r;
     }
   }
-  return step(ex, **sb, "run", lang->run_argv(file, limits), limits.wall_ms, &request);
+  RunRequest streamed;
+  streamed.stdin_data = stdin_data;
+  streamed.on_stdout = on_stdout;
+  streamed.on_stderr = on_stderr;
+  return step(ex, sb, "run", lang.run_argv(file, limits), wall_ms, &streamed);
 }
 
 }  // namespace corral::lang

@@ -27,6 +27,14 @@ struct RunRequest {
 // naming the field; everything that happened inside the sandbox is in the ExecResult.
 StatusOr<ExecResult> run_code(Executor& executor, const RunRequest& request);
 
+// The steps, on a sandbox that already exists (sessions run many programs in one): write
+// the source, compile if the language compiles, run. And installing libraries.
+StatusOr<ExecResult> compile_and_run(Executor& ex, Sandbox& sb, const LanguageHandler& lang, const std::string& code,
+                                     const Limits& limits, const std::string& stdin_data,
+                                     const std::function<void(std::string_view)>& on_stdout,
+                                     const std::function<void(std::string_view)>& on_stderr, uint64_t wall_ms);
+StatusOr<ExecResult> install_in(Executor& ex, Sandbox& sb, const std::vector<std::string>& argv, const Limits& limits);
+
 // The policy run_code would use (exposed for tests and `corral run --json`).
 StatusOr<Policy> policy_for(const LanguageHandler& lang, const RunRequest& request,
                             std::vector<LibrarySource>* libs);
