@@ -1,0 +1,259 @@
+#include "src/session/session.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "src/lang/runner.h"
+
+namespace corral {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Reads a host file without following a symlink at its last component.
+StatusOr<std::string> read_host_file(const std::string& path, mode_t* mode) {
+  int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return SysError("open host file", path);
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    close(fd);
+    return Status(ErrorCode::kInvalidArgument, "is not a regular file", path);
+  }
+  *mode = st.st_mode & 0777;
+  std::string data(static_cast<size_t>(st.st_size), '\0');
+  size_t off = 0;
+  while (off < data.size()) {
+    ssize_t n = read(fd, data.data() + off, data.size() - off);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    off += static_cast<size_t>(n);
+  }
+  close(fd);
+  data.resize(off);
+  return data;
+}
+
+// host_path (file or directory tree) -> entries below sandbox_path; symlinks are skipped.
+Status collect(const std::string& host_path, const std::string& sandbox_path, std::vector<FileEntry>* out, int depth) {
+  if (depth > 64) return InvalidArgument(host_path, "directory tree is too deep");
+  struct stat st;
+  if (lstat(host_path.c_str(), &st) != 0) return SysError("stat host path", host_path);
+  if (S_ISLNK(st.st_mode)) return Status::Ok();
+  if (S_ISREG(st.st_mode)) {
+    mode_t mode = 0644;
+    auto data = read_host_file(host_path, &mode);
+    if (!data.ok()) return data.status();
+    out->push_back({sandbox_path, std::move(data).value(), mode});
+    return Status::Ok();
+  }
+  if (!S_ISDIR(st.st_mode)) return Status::Ok();  // devices, FIFOs, sockets are not copied
+  DIR* d = opendir(host_path.c_str());
+  if (!d) return SysError("open host directory", host_path);
+  std::vector<std::string> names;
+  while (dirent* e = readdir(d)) {
+    if (std::string(e->d_name) != "." && std::string(e->d_name) != "..") names.push_back(e->d_name);
+  }
+  closedir(d);
+  for (const auto& n : names) RETURN_IF_ERROR(collect(host_path + "/" + n, sandbox_path + "/" + n, out, depth + 1));
+  return Status::Ok();
+}
+
+}  // namespace
+
+Session::Session(Executor& ex, SessionOptions options, const lang::LanguageHandler& lang)
+    : ex_(ex), options_(std::move(options)), lang_(&lang) {}
+
+StatusOr<std::unique_ptr<Session>> Session::open(Executor& executor, SessionOptions options) {
+  const lang::LanguageHandler* lang = lang::find_language(options.language);
+  if (!lang) {
+    return InvalidArgument("language", "unknown language '" + options.language + "'; one of: " + lang::language_names());
+  }
+  lang::RunRequest shape;
+  shape.language = options.language;
+  shape.policy = options.policy;
+  std::vector<lang::LibrarySource> none;
+  auto policy = lang::policy_for(*lang, shape, &none);
+  if (!policy.ok()) return policy.status();
+  std::unique_ptr<Session> s(new Session(executor, std::move(options), *lang));
+  s->policy_ = std::move(policy).value();
+  auto sb = executor.create(SandboxSpec{s->policy_});
+  if (!sb.ok()) return sb.status();
+  s->sandbox_ = std::move(sb).value();
+  s->opened_ = s->last_used_ = Clock::now();
+  if (s->options_.idle_ttl_ms || s->options_.max_age_ms) s->watchdog_ = std::thread([p = s.get()] { p->watchdog(); });
+  return s;
+}
+
+Session::~Session() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+    close_locked("closed");
+  }
+  wake_.notify_all();
+  if (watchdog_.joinable()) watchdog_.join();
+}
+
+// Sleeps until the earlier of the idle and age deadlines, then closes the session if it is
+// still due (a call in between moves the idle deadline).
+void Session::watchdog() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!stopping_ && sandbox_) {
+    auto deadline = Clock::time_point::max();
+    if (options_.idle_ttl_ms) deadline = last_used_ + std::chrono::milliseconds(options_.idle_ttl_ms);
+    if (options_.max_age_ms) deadline = std::min(deadline, opened_ + std::chrono::milliseconds(options_.max_age_ms));
+    if (wake_.wait_until(lock, deadline) == std::cv_status::timeout || Clock::now() >= deadline) {
+      auto now = Clock::now();
+      if (options_.max_age_ms && now >= opened_ + std::chrono::milliseconds(options_.max_age_ms)) {
+        close_locked("maximum age of " + std::to_string(options_.max_age_ms) + " ms passed");
+      } else if (options_.idle_ttl_ms && now >= last_used_ + std::chrono::milliseconds(options_.idle_ttl_ms)) {
+        close_locked("idle TTL of " + std::to_string(options_.idle_ttl_ms) + " ms passed");
+      }
+    }
+  }
+}
+
+Status Session::close_locked(std::string reason) {
+  if (!sandbox_) return Status::Ok();
+  Status s = ex_.destroy(*sandbox_);
+  sandbox_.reset();
+  closed_reason_ = std::move(reason);
+  return s;
+}
+
+Status Session::close() {
+  Status s;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    s = close_locked("closed");
+  }
+  wake_.notify_all();
+  return s;
+}
+
+bool Session::is_open() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return sandbox_ != nullptr;
+}
+
+std::string Session::expired_reason() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return closed_reason_ == "closed" ? std::string() : closed_reason_;
+}
+
+Status Session::usable_locked() const {
+  if (sandbox_) return Status::Ok();
+  return Status(ErrorCode::kNotFound, "the session is closed (" + closed_reason_ + ")", "session");
+}
+
+void Session::touch_locked() {
+  last_used_ = Clock::now();
+  wake_.notify_all();
+}
+
+uint64_t Session::timeout_for(const RunOptions& o) const {
+  if (o.timeout_ms) return *o.timeout_ms;
+  return options_.default_timeout_ms ? options_.default_timeout_ms : policy_.limits.wall_ms;
+}
+
+StatusOr<ExecResult> Session::run(const std::string& code, const RunOptions& options) {
+  if (!options.libraries.empty()) {
+    auto installed = install(options.libraries);
+    if (!installed.ok() || installed->status() != ExecStatus::kOk) return installed;
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  RETURN_IF_ERROR(usable_locked());
+  touch_locked();
+  auto r = lang::compile_and_run(ex_, *sandbox_, *lang_, code, policy_.limits, options.stdin_data, options.on_stdout,
+                                 options.on_stderr, timeout_for(options));
+  touch_locked();
+  return r;
+}
+
+StatusOr<ExecResult> Session::execute_command(const std::string& command, const RunOptions& options) {
+  std::lock_guard<std::mutex> lock(mu_);
+  RETURN_IF_ERROR(usable_locked());
+  touch_locked();
+  ExecRequest req;
+  req.argv = {"/bin/sh", "-c", command};
+  req.stdin_data = options.stdin_data;
+  req.wall_ms = timeout_for(options);
+  req.on_stdout = options.on_stdout;
+  req.on_stderr = options.on_stderr;
+  auto r = ex_.exec(*sandbox_, req);
+  touch_locked();
+  return r;
+}
+
+StatusOr<ExecResult> Session::install(const std::vector<std::string>& libraries) {
+  std::vector<lang::LibrarySource> libs;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    RETURN_IF_ERROR(usable_locked());
+    for (size_t i = 0; i < libraries.size(); ++i) {
+      const std::string& spec = libraries[i];
+      if (spec.empty() || spec[0] != '/') {
+        return InvalidArgument("libraries[" + std::to_string(i) + "]",
+                               "'" + spec + "': sandboxes have no network; give an absolute path to a local package");
+      }
+      std::string base = spec.substr(spec.find_last_of('/') + 1);
+      libs.push_back({spec, std::string(lang::kWorkdir) + "/.corral-libsrc/" + std::to_string(lib_counter_++) + "/" + base});
+    }
+  }
+  auto argv = lang_->install_argv(libs);
+  if (!argv.ok()) return argv.status();
+  for (const auto& l : libs) RETURN_IF_ERROR(copy_to_runtime(l.spec, l.sandbox_path));
+  std::lock_guard<std::mutex> lock(mu_);
+  RETURN_IF_ERROR(usable_locked());
+  touch_locked();
+  auto r = lang::install_in(ex_, *sandbox_, *argv, policy_.limits);
+  touch_locked();
+  return r;
+}
+
+Status Session::put_files(const std::vector<FileEntry>& files) {
+  std::lock_guard<std::mutex> lock(mu_);
+  RETURN_IF_ERROR(usable_locked());
+  touch_locked();
+  return ex_.put_files(*sandbox_, files);
+}
+
+StatusOr<std::vector<FileEntry>> Session::get_files(const std::vector<std::string>& paths, uint64_t max_bytes) {
+  std::lock_guard<std::mutex> lock(mu_);
+  RETURN_IF_ERROR(usable_locked());
+  touch_locked();
+  return ex_.get_files(*sandbox_, paths, max_bytes);
+}
+
+Status Session::copy_to_runtime(const std::string& host_path, const std::string& sandbox_path) {
+  std::vector<FileEntry> files;
+  RETURN_IF_ERROR(collect(host_path, sandbox_path, &files, 0));
+  if (files.empty()) return InvalidArgument(host_path, "nothing to copy (no regular files)");
+  return put_files(files);
+}
+
+Status Session::copy_from_runtime(const std::string& sandbox_path, const std::string& host_path, uint64_t max_bytes) {
+  auto files = get_files({sandbox_path}, max_bytes);
+  if (!files.ok()) return files.status();
+  const FileEntry& f = files->front();
+  // O_NOFOLLOW: a symlink planted at the destination is refused, not written through.
+  int fd = ::open(host_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, f.mode & 0777);
+  if (fd < 0) return SysError("create host file", host_path);
+  size_t off = 0;
+  while (off < f.data.size()) {
+    ssize_t w = write(fd, f.data.data() + off, f.data.size() - off);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) {
+      int e = errno;
+      ::close(fd);
+      return SysError("write host file", e, host_path);
+    }
+    off += static_cast<size_t>(w);
+  }
+  if (::close(fd) != 0) return SysError("close host file", host_path);
+  return Status::Ok();
+}
+
+}  // namespace corral
