@@ -1,5 +1,7 @@
 // corral run: code in a language, in a fresh native sandbox. corral languages: which
 // languages this host can run, checked by running each one's version command in a sandbox.
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <boost/program_options.hpp>
@@ -27,7 +29,9 @@ int run_command(const std::vector<std::string>& args) {
       "timeout", po::value<std::string>(), "wall-clock limit of the run in ms")(
       "memory", po::value<std::string>(), "memory limit, e.g. 256M")(
       "policy", po::value<std::string>(), "policy JSON file")(
-      "json", po::bool_switch(), "print the ExecResult as JSON")("file", po::value<std::string>(), "source file, or -");
+      "json", po::bool_switch(), "print the ExecResult as JSON (with artifacts, base64)")(
+      "artifacts", po::value<std::string>(), "write figures and /sandbox/out files to this directory")(
+      "file", po::value<std::string>(), "source file, or -");
   po::positional_options_description pos;
   pos.add("file", 1);
   po::variables_map vm;
@@ -87,6 +91,15 @@ int run_command(const std::vector<std::string>& args) {
     if (!read_all_stdin(&req.stdin_data)) return usage_error("stdin: cannot read it, or it is over 64 MiB");
   }
   const bool json = vm["json"].as<bool>();
+  std::string artifact_dir;
+  if (vm.count("artifacts")) {
+    artifact_dir = vm["artifacts"].as<std::string>();
+    struct stat st;
+    if (stat(artifact_dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+      return usage_error("--artifacts: " + artifact_dir + " is not an existing directory");
+    }
+  }
+  req.collect_artifacts = json || !artifact_dir.empty();
   if (!json) {
     req.on_stdout = [](std::string_view s) { write_all(1, s); };
     req.on_stderr = [](std::string_view s) { write_all(2, s); };
@@ -95,6 +108,18 @@ int run_command(const std::vector<std::string>& args) {
   runtime::NativeExecutor executor;
   auto result = lang::run_code(executor, req);
   if (!result.ok()) return usage_error(result.status().to_string());
+  for (const Artifact& a : result->artifacts) {
+    if (artifact_dir.empty() || a.truncated) continue;
+    // O_EXCL|O_NOFOLLOW: never overwrite or write through anything already there.
+    const std::string path = artifact_dir + "/" + a.name;
+    int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd < 0) {
+      fprintf(stderr, "corral: artifact %s not written: %s\n", path.c_str(), strerror(errno));
+      continue;
+    }
+    write_all(fd, a.bytes);
+    close(fd);
+  }
   if (json) {
     write_all(1, result->to_json().dump(2) + "\n");
   } else if (result->stage != "run") {

@@ -100,11 +100,11 @@ StatusOr<std::string> base64_decode(const std::string& in) {
 nlohmann::json ExecResult::to_json() const {
   nlohmann::json arts = nlohmann::json::array();
   for (const auto& a : artifacts) {
-    arts.push_back({{"path", a.path},
-                    {"mime", a.mime},
-                    {"size", a.size},
-                    {"bytes", base64_encode(a.bytes)},
-                    {"truncated", a.truncated}});
+    nlohmann::json e = {{"path", a.path},           {"name", a.name},
+                        {"mime", a.mime},           {"size", a.size},
+                        {"bytes", base64_encode(a.bytes)}, {"truncated", a.truncated}};
+    if (a.width || a.height) e["width"] = a.width, e["height"] = a.height;
+    arts.push_back(std::move(e));
   }
   // Output may be arbitrary bytes; JSON strings must be UTF-8, so invalid sequences are
   // replaced (U+FFFD) in the JSON form. The raw bytes stay available to library callers.
@@ -166,7 +166,13 @@ StatusOr<ExecResult> ExecResult::from_json(const nlohmann::json& j) {
       std::string b64;
       JsonFields af((*arts)[i], "artifacts[" + std::to_string(i) + "]");
       af.string("path", &a.path);
+      af.string("name", &a.name);
       af.string("mime", &a.mime);
+      uint64_t w = 0, h = 0;
+      af.u64("width", &w, 0, UINT32_MAX);
+      af.u64("height", &h, 0, UINT32_MAX);
+      a.width = static_cast<uint32_t>(w);
+      a.height = static_cast<uint32_t>(h);
       af.u64("size", &a.size, 0, UINT64_MAX);
       af.string("bytes", &b64);
       af.boolean("truncated", &a.truncated);

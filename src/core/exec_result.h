@@ -38,11 +38,13 @@ struct Usage {
 };
 
 struct Artifact {
-  std::string path;
+  std::string path;   // inside the sandbox
+  std::string name;   // file name, e.g. "plot-001.png"
   std::string mime;
-  uint64_t size = 0;
-  std::string bytes;  // raw; base64 in JSON
-  bool truncated = false;
+  uint64_t size = 0;  // of the file in the sandbox
+  std::string bytes;  // raw; base64 in JSON; empty when truncated
+  bool truncated = false;  // larger than the artifact cap: not returned
+  uint32_t width = 0, height = 0;  // images, where known
 };
 
 class ExecResult {

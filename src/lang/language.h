@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "src/core/executor.h"
 #include "src/core/policy.h"
 #include "src/core/status.h"
 
@@ -19,6 +20,9 @@ namespace corral::lang {
 inline constexpr char kWorkdir[] = "/sandbox";
 inline constexpr char kLibDir[] = "/sandbox/.corral-lib";       // installed libraries
 inline constexpr char kLibSourceDir[] = "/corral-libsrc";        // local library sources, read-only
+inline constexpr char kCorralDir[] = "/sandbox/.corral";         // corral's own helper files
+inline constexpr char kPlotDir[] = "/sandbox/.corral/plots";     // captured figures
+inline constexpr char kOutDir[] = "/sandbox/out";                // files returned as artifacts
 
 struct LibrarySource {
   std::string spec;          // as the user gave it
@@ -50,6 +54,8 @@ class LanguageHandler {
   // Adjustments a runtime needs (JVM and Go start many threads, compilers need time).
   virtual void adjust_limits(Limits& /*limits*/) const {}
   virtual uint64_t compile_wall_ms() const { return 60'000; }
+  // Files written into the sandbox before each run (plot capture hooks and the like).
+  virtual std::vector<FileEntry> support_files() const { return {}; }
   virtual std::string seccomp_profile() const { return "default"; }
 };
 

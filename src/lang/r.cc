@@ -4,6 +4,15 @@
 namespace corral::lang {
 namespace {
 
+// R's default device in a script is a PDF file; make it PNG files in the plot directory,
+// one per page, so plots come back as images without changes to the user's code.
+constexpr char kProfile[] = R"R(local({
+  dir <- Sys.getenv("CORRAL_PLOT_DIR", "/sandbox/.corral/plots")
+  dir.create(dir, showWarnings = FALSE, recursive = TRUE)
+  options(device = function(...) grDevices::png(filename = file.path(dir, "Rplot-%03d.png"), ...))
+})
+)R";
+
 class R : public LanguageHandler {
  public:
   const char* name() const override { return "r"; }
@@ -22,7 +31,14 @@ class R : public LanguageHandler {
     for (const auto& l : libs) argv.push_back(l.sandbox_path);
     return argv;
   }
-  std::map<std::string, std::string> env(const Limits&) const override { return {{"R_LIBS_USER", kLibDir}}; }
+  std::map<std::string, std::string> env(const Limits&) const override {
+    return {{"R_LIBS_USER", kLibDir},
+            {"R_PROFILE_USER", std::string(kCorralDir) + "/Rprofile"},
+            {"CORRAL_PLOT_DIR", kPlotDir}};
+  }
+  std::vector<FileEntry> support_files() const override {
+    return {{std::string(kCorralDir) + "/Rprofile", kProfile, 0644}};
+  }
   // seccomp/profiles/r.json: the common base only.
   std::string seccomp_profile() const override { return "r"; }
 };

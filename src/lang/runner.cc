@@ -1,5 +1,7 @@
 #include "src/lang/runner.h"
 
+#include "src/lang/artifacts.h"
+
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -91,7 +93,8 @@ StatusOr<ExecResult> run_code(Executor& ex, const RunRequest& request) {
     if (!r.ok() || r->status() != ExecStatus::kOk) return r;
   }
   return compile_and_run(ex, **sb, *lang, request.code, policy->limits, request.stdin_data, request.on_stdout,
-                         request.on_stderr, policy->limits.wall_ms);
+                         request.on_stderr, policy->limits.wall_ms,
+                         request.collect_artifacts ? &request.artifact_options : nullptr);
 }
 
 StatusOr<ExecResult> install_in(Executor& ex, Sandbox& sb, const std::vector<std::string>& argv, const Limits& limits) {
@@ -101,9 +104,14 @@ StatusOr<ExecResult> install_in(Executor& ex, Sandbox& sb, const std::vector<std
 StatusOr<ExecResult> compile_and_run(Executor& ex, Sandbox& sb, const LanguageHandler& lang, const std::string& code,
                                      const Limits& limits, const std::string& stdin_data,
                                      const std::function<void(std::string_view)>& on_stdout,
-                                     const std::function<void(std::string_view)>& on_stderr, uint64_t wall_ms) {
+                                     const std::function<void(std::string_view)>& on_stderr, uint64_t wall_ms,
+                                     const ArtifactOptions* artifacts) {
   const std::string file = lang.source_file(code);
-  RETURN_IF_ERROR(ex.put_files(sb, {{file, code, 0644}}));
+  std::vector<FileEntry> files = lang.support_files();
+  files.push_back({file, code, 0644});
+  files.push_back({kRunMarker, "", 0644});
+  if (artifacts) files.push_back({std::string(kOutDir) + "/.corral", "", 0644});  // so the directory exists
+  RETURN_IF_ERROR(ex.put_files(sb, files));
   if (auto compile = lang.compile_argv(file, limits)) {
     auto r = step(ex, sb, "compile", *compile, lang.compile_wall_ms(), nullptr);
     if (!r.ok()) return r;
@@ -116,7 +124,12 @@ StatusOr<ExecResult> compile_and_run(Executor& ex, Sandbox& sb, const LanguageHa
   streamed.stdin_data = stdin_data;
   streamed.on_stdout = on_stdout;
   streamed.on_stderr = on_stderr;
-  return step(ex, sb, "run", lang.run_argv(file, limits), wall_ms, &streamed);
+  auto r = step(ex, sb, "run", lang.run_argv(file, limits), wall_ms, &streamed);
+  if (r.ok() && artifacts) {
+    auto collected = collect_artifacts(ex, sb, *artifacts);
+    if (collected.ok()) r->artifacts = std::move(collected).value();
+  }
+  return r;
 }
 
 }  // namespace corral::lang

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "src/core/executor.h"
+#include "src/lang/artifacts.h"
 #include "src/lang/language.h"
 
 namespace corral::lang {
@@ -21,6 +22,8 @@ struct RunRequest {
   Policy policy;  // limits and the rest; the language adjusts what its runtime needs
   std::function<void(std::string_view)> on_stdout;
   std::function<void(std::string_view)> on_stderr;
+  bool collect_artifacts = false;  // figures and /sandbox/out files into ExecResult.artifacts
+  ArtifactOptions artifact_options;
 };
 
 // Bad input (unknown language, a library given by name, a missing path) is a Status error
@@ -32,7 +35,8 @@ StatusOr<ExecResult> run_code(Executor& executor, const RunRequest& request);
 StatusOr<ExecResult> compile_and_run(Executor& ex, Sandbox& sb, const LanguageHandler& lang, const std::string& code,
                                      const Limits& limits, const std::string& stdin_data,
                                      const std::function<void(std::string_view)>& on_stdout,
-                                     const std::function<void(std::string_view)>& on_stderr, uint64_t wall_ms);
+                                     const std::function<void(std::string_view)>& on_stderr, uint64_t wall_ms,
+                                     const ArtifactOptions* artifacts = nullptr);
 StatusOr<ExecResult> install_in(Executor& ex, Sandbox& sb, const std::vector<std::string>& argv, const Limits& limits);
 
 // The policy run_code would use (exposed for tests and `corral run --json`).

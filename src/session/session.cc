@@ -167,7 +167,8 @@ StatusOr<ExecResult> Session::run(const std::string& code, const RunOptions& opt
   RETURN_IF_ERROR(usable_locked());
   touch_locked();
   auto r = lang::compile_and_run(ex_, *sandbox_, *lang_, code, policy_.limits, options.stdin_data, options.on_stdout,
-                                 options.on_stderr, timeout_for(options));
+                                 options.on_stderr, timeout_for(options),
+                                 options_.capture_artifacts ? &options_.artifacts : nullptr);
   touch_locked();
   return r;
 }

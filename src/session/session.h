@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "src/core/executor.h"
+#include "src/lang/artifacts.h"
 #include "src/lang/language.h"
 
 namespace corral {
@@ -29,6 +30,9 @@ struct SessionOptions {
   uint64_t default_timeout_ms = 0;  // per run/command when the call gives none; 0: the policy's wall_ms
   uint64_t idle_ttl_ms = 0;         // close after this long without a call; 0: never
   uint64_t max_age_ms = 0;          // close this long after opening; 0: never
+  // Figures (matplotlib, R) and files written to /sandbox/out come back with each run.
+  bool capture_artifacts = true;
+  lang::ArtifactOptions artifacts;
 };
 
 struct RunOptions {

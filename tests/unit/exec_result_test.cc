@@ -26,7 +26,7 @@ TEST(ExecResult, JsonRoundTrip) {
   r.usage.wall_ms = 12.5;
   r.usage.cpu_user_ms = 3;
   r.usage.peak_memory_bytes = 1 << 20;
-  r.artifacts.push_back({"/sandbox/out/a.png", "image/png", 4, std::string("\x89PNG", 4), false});
+  r.artifacts.push_back({"/sandbox/out/a.png", "a.png", "image/png", 4, std::string("\x89PNG", 4), false, 640, 480});
   nlohmann::json j = r.to_json();
   EXPECT_EQ(j["status"], "nonzero_exit");
   EXPECT_EQ(j["artifacts"][0]["bytes"], "iVBORw==");
@@ -39,6 +39,8 @@ TEST(ExecResult, JsonRoundTrip) {
   EXPECT_DOUBLE_EQ(back->usage.wall_ms, 12.5);
   ASSERT_EQ(back->artifacts.size(), 1u);
   EXPECT_EQ(back->artifacts[0].bytes, std::string("\x89PNG", 4));
+  EXPECT_EQ(back->artifacts[0].width, 640u);
+  EXPECT_EQ(back->artifacts[0].name, "a.png");
   EXPECT_EQ(back->to_json(), j);
 }
 
