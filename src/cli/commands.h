@@ -16,6 +16,7 @@ int languages_command(const std::vector<std::string>& args);  // corral language
 int rootfs_command(const std::vector<std::string>& args);     // corral rootfs import|list|rm|build
 // `corral rootfs build ...` (args after "build"); called by rootfs_command.
 int rootfs_build_command(const std::vector<std::string>& args);
+int check_command(const std::vector<std::string>& args);  // corral check --policy P [--lang L] FILE
 
 // Prints "corral: <message>" to stderr and returns kUsageError.
 int usage_error(const std::string& message);

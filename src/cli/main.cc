@@ -16,6 +16,7 @@ constexpr char kUsage[] =
     "  run --lang LANG (-c CODE | FILE | -) [--lib PATH]...       run code in a language\n"
     "  languages [--json]                                         which languages this host runs\n"
     "  rootfs import|list|inspect|rm|build ...                    named root filesystems (images)\n"
+    "  check --policy PRESET|FILE [--lang LANG] FILE|-            scan code against a security policy\n"
     "  doctor                                                     what this host supports\n"
     "  version                                                    print the version\n"
     "\n"
@@ -35,6 +36,7 @@ int main(int argc, char** argv) {
   if (cmd == "run") return corral::cli::run_command(args);
   if (cmd == "languages") return corral::cli::languages_command(args);
   if (cmd == "rootfs") return corral::cli::rootfs_command(args);
+  if (cmd == "check") return corral::cli::check_command(args);
   if (cmd == "version" || cmd == "--version") {
     printf("corral %s\n", CORRAL_VERSION);
     return 0;
