@@ -16,6 +16,7 @@
 #include "src/cli/commands.h"
 #include "src/cli/output.h"
 #include "src/lang/runner.h"
+#include "src/security/security_policy.h"
 
 namespace po = boost::program_options;
 
@@ -31,6 +32,7 @@ int run_command(const std::vector<std::string>& args) {
       "policy", po::value<std::string>(), "policy JSON file")(
       "json", po::bool_switch(), "print the ExecResult as JSON (with artifacts, base64)")(
       "artifacts", po::value<std::string>(), "write figures and /sandbox/out files to this directory")(
+      "security-policy", po::value<std::string>(), "scan the code first (preset or JSON file); refuse violations")(
       "file", po::value<std::string>(), "source file, or -");
   po::positional_options_description pos;
   pos.add("file", 1);
@@ -105,6 +107,27 @@ int run_command(const std::vector<std::string>& args) {
     req.on_stderr = [](std::string_view s) { write_all(2, s); };
   }
 
+  if (vm.count("security-policy")) {
+    auto sp = security::SecurityPolicy::load(vm["security-policy"].as<std::string>());
+    if (!sp.ok()) return usage_error("--security-policy: " + sp.status().to_string());
+    Status libs = security::check_libraries(*sp, req.libraries);
+    if (!libs.ok()) return usage_error(libs.to_string());
+    security::ScanReport report = security::scan(*sp, req.language, req.code);
+    if (!report.allowed) {
+      // Refused before anything ran.
+      ExecResult refused;
+      refused.stage = "scan";
+      refused.set_status(ExecStatus::kPolicyViolation, report.summary());
+      if (json) {
+        nlohmann::json j = refused.to_json();
+        j["security_report"] = report.to_json();
+        write_all(1, j.dump(2) + "\n");
+      } else {
+        write_all(2, report.to_text("<code>"));
+      }
+      return exit_code_for(refused);
+    }
+  }
   runtime::NativeExecutor executor;
   auto result = lang::run_code(executor, req);
   if (!result.ok()) return usage_error(result.status().to_string());

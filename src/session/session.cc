@@ -158,7 +158,19 @@ uint64_t Session::timeout_for(const RunOptions& o) const {
   return options_.default_timeout_ms ? options_.default_timeout_ms : policy_.limits.wall_ms;
 }
 
+// A refusal before anything ran: the scan report is the result.
+std::optional<ExecResult> Session::refuse_if_violating(const std::string& language, const std::string& code) const {
+  if (!options_.security) return std::nullopt;
+  security::ScanReport report = security::scan(*options_.security, language, code);
+  if (report.allowed) return std::nullopt;
+  ExecResult r;
+  r.stage = "scan";
+  r.set_status(ExecStatus::kPolicyViolation, report.summary());
+  return r;
+}
+
 StatusOr<ExecResult> Session::run(const std::string& code, const RunOptions& options) {
+  if (auto refused = refuse_if_violating(lang_->name(), code)) return *refused;
   if (!options.libraries.empty()) {
     auto installed = install(options.libraries);
     if (!installed.ok() || installed->status() != ExecStatus::kOk) return installed;
@@ -174,6 +186,7 @@ StatusOr<ExecResult> Session::run(const std::string& code, const RunOptions& opt
 }
 
 StatusOr<ExecResult> Session::execute_command(const std::string& command, const RunOptions& options) {
+  if (auto refused = refuse_if_violating("bash", command)) return *refused;
   std::lock_guard<std::mutex> lock(mu_);
   RETURN_IF_ERROR(usable_locked());
   touch_locked();
@@ -189,6 +202,7 @@ StatusOr<ExecResult> Session::execute_command(const std::string& command, const 
 }
 
 StatusOr<ExecResult> Session::install(const std::vector<std::string>& libraries) {
+  if (options_.security) RETURN_IF_ERROR(security::check_libraries(*options_.security, libraries));
   std::vector<lang::LibrarySource> libs;
   {
     std::lock_guard<std::mutex> lock(mu_);

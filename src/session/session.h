@@ -21,6 +21,7 @@
 #include "src/core/executor.h"
 #include "src/lang/artifacts.h"
 #include "src/lang/language.h"
+#include "src/security/security_policy.h"
 
 namespace corral {
 
@@ -33,6 +34,9 @@ struct SessionOptions {
   // Figures (matplotlib, R) and files written to /sandbox/out come back with each run.
   bool capture_artifacts = true;
   lang::ArtifactOptions artifacts;
+  // Scanned before anything runs: code that violates it is refused with status
+  // policy_violation and a report; library installs are checked against it too.
+  std::optional<security::SecurityPolicy> security;
 };
 
 struct RunOptions {
@@ -80,6 +84,7 @@ class Session {
   void watchdog();
   Status close_locked(std::string reason);
   uint64_t timeout_for(const RunOptions& o) const;
+  std::optional<ExecResult> refuse_if_violating(const std::string& language, const std::string& code) const;
 
   Executor& ex_;
   SessionOptions options_;

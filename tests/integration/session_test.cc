@@ -200,6 +200,35 @@ TEST_F(Sessions, MaxAgeClosesEvenWhenBusy) {
   EXPECT_NE(s->expired_reason().find("maximum age"), std::string::npos);
 }
 
+TEST_F(Sessions, SecurityPolicyRefusesBeforeAnythingRuns) {
+  SessionOptions o;
+  auto strict = security::SecurityPolicy::preset("strict");
+  ASSERT_TRUE(strict.ok()) << strict.status().to_string();
+  o.security = *strict;
+  auto s = open(o);
+  ASSERT_TRUE(s);
+  // Would leave a marker file if it ran.
+  auto r = s->run("import subprocess\nopen('/sandbox/ran', 'w').write('1')\nsubprocess.run(['true'])");
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  EXPECT_EQ(r->status(), ExecStatus::kPolicyViolation);
+  EXPECT_EQ(r->stage, "scan");
+  EXPECT_NE(r->message.find("subprocess"), std::string::npos) << r->message;
+  EXPECT_NE(r->message.find("line 1"), std::string::npos) << r->message;
+  // Allowed code runs; the refused run left nothing behind.
+  auto ok = s->run("print(6 * 7)");
+  ASSERT_TRUE(ok.ok());
+  EXPECT_EQ(ok->status(), ExecStatus::kOk) << ok->message;
+  EXPECT_EQ(ok->stdout_data, "42\n");
+  auto files = s->get_files({"/sandbox/ran"}, 16);
+  EXPECT_FALSE(files.ok()) << "the refused code ran";
+  // Commands are scanned as shell.
+  auto cmd = s->execute_command("rm -rf /");
+  ASSERT_TRUE(cmd.ok());
+  EXPECT_EQ(cmd->status(), ExecStatus::kPolicyViolation);
+  // Library installs are checked against the policy.
+  EXPECT_FALSE(s->install({"/tmp/anything.whl"}).ok());
+}
+
 TEST_F(Sessions, BadInputIsAnError) {
   SessionOptions o;
   o.language = "klingon";
