@@ -50,16 +50,7 @@ int check_command(const std::vector<std::string>& args) {
   po::positional_options_description pos;
   pos.add("file", 1);
   po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(args).options(desc).positional(pos).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    return usage_error(std::string("check: ") + e.what());
-  }
-  if (vm.count("help")) {
-    std::cout << desc;
-    return 0;
-  }
+  if (auto stop = parse_options("check", args, desc, pos, &vm)) return *stop;
   if (!vm.count("policy")) return usage_error("check: --policy is required (a preset: " + presets + "; or a JSON file)");
   if (!vm.count("file")) return usage_error("check: give the FILE to check, or - for stdin");
   const std::string path = vm["file"].as<std::string>();

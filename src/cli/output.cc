@@ -5,6 +5,7 @@
 #include <charconv>
 #include <csignal>
 #include <cstdio>
+#include <iostream>
 
 #include "src/cli/commands.h"
 
@@ -60,6 +61,24 @@ std::optional<uint64_t> parse_size(const std::string& text) {
   else return std::nullopt;
   if (n > UINT64_MAX / mult) return std::nullopt;
   return n * mult;
+}
+
+std::optional<int> parse_options(const char* cmd, const std::vector<std::string>& args,
+                                 const boost::program_options::options_description& desc,
+                                 const boost::program_options::positional_options_description& pos,
+                                 boost::program_options::variables_map* vm) {
+  namespace po = boost::program_options;
+  try {
+    po::store(po::command_line_parser(args).options(desc).positional(pos).run(), *vm);
+    po::notify(*vm);
+  } catch (const po::error& e) {
+    return usage_error(std::string(cmd) + ": " + e.what());
+  }
+  if (vm->count("help")) {
+    std::cout << desc;
+    return 0;
+  }
+  return std::nullopt;
 }
 
 void report_outcome(const ExecResult& r) {

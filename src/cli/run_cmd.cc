@@ -37,16 +37,7 @@ int run_command(const std::vector<std::string>& args) {
   po::positional_options_description pos;
   pos.add("file", 1);
   po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(args).options(desc).positional(pos).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    return usage_error(std::string("run: ") + e.what());
-  }
-  if (vm.count("help")) {
-    std::cout << desc;
-    return 0;
-  }
+  if (auto stop = parse_options("run", args, desc, pos, &vm)) return *stop;
   if (!vm.count("lang")) return usage_error("run: --lang is required (one of: " + lang::language_names() + ")");
   lang::RunRequest req;
   req.language = vm["lang"].as<std::string>();

@@ -235,15 +235,7 @@ TEST_F(Isolation, InitCarriesNoSupervisorArgumentsOrEnvironment) {
   ASSERT_TRUE(sb.ok()) << sb.status().to_string();
   // corral-init is this process's only child while the sandbox idles.
   std::string cmdline = "<no init found>", environ_text;
-  for (int pid = 2; pid < 4 * 1024 * 1024 && cmdline == "<no init found>"; ++pid) {
-    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-    std::string line;
-    if (!std::getline(stat, line)) continue;
-    std::istringstream rest(line.substr(line.rfind(')') + 2));
-    char state;
-    int ppid;
-    rest >> state >> ppid;
-    if (ppid != getpid()) continue;
+  for (pid_t pid : children_of(getpid())) {
     std::ifstream c("/proc/" + std::to_string(pid) + "/cmdline"), e("/proc/" + std::to_string(pid) + "/environ");
     cmdline.assign(std::istreambuf_iterator<char>(c), {});
     environ_text.assign(std::istreambuf_iterator<char>(e), {});

@@ -51,22 +51,12 @@ HostCounts take_counts(const std::vector<std::string>& cgroup_subtrees) {
   DIR* d = opendir("/proc/self/fd");
   while (dirent* e = readdir(d)) c.own_fds += e->d_name[0] != '.';
   closedir(d);
+  c.children = static_cast<int>(children_of(getpid()).size());
   d = opendir("/proc");
   while (dirent* e = readdir(d)) {
     if (!isdigit(static_cast<unsigned char>(e->d_name[0]))) continue;
     std::string base = "/proc/";
     base += e->d_name;
-    std::ifstream stat(base + "/stat");
-    std::string stat_line;
-    std::getline(stat, stat_line);
-    auto close_paren = stat_line.rfind(')');
-    if (close_paren != std::string::npos) {
-      std::istringstream rest(stat_line.substr(close_paren + 2));
-      char state;
-      int ppid = 0;
-      rest >> state >> ppid;
-      if (ppid == getpid()) ++c.children;
-    }
     std::ifstream status(base + "/status");
     std::string line;
     while (std::getline(status, line)) {

@@ -4,12 +4,37 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <dirent.h>
+
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "runtime/native_executor.h"
 
 namespace corral::testing {
+
+// Host pids whose parent is `parent` (a sandbox's corral-init is a child of the test).
+inline std::vector<pid_t> children_of(pid_t parent) {
+  std::vector<pid_t> out;
+  DIR* d = opendir("/proc");
+  while (dirent* e = readdir(d)) {
+    if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+    std::string path = "/proc/";
+    path += e->d_name;
+    std::ifstream stat(path + "/stat");
+    std::string line;
+    if (!std::getline(stat, line) || line.rfind(')') == std::string::npos) continue;
+    std::istringstream rest(line.substr(line.rfind(')') + 2));
+    char state;
+    int ppid = 0;
+    rest >> state >> ppid;
+    if (ppid == parent) out.push_back(static_cast<pid_t>(std::stoi(e->d_name)));
+  }
+  closedir(d);
+  return out;
+}
 
 class SandboxTest : public ::testing::Test {
  protected:

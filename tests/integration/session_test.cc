@@ -15,23 +15,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-int children_of_this_process() {
-  int n = 0;
-  DIR* d = opendir("/proc");
-  while (dirent* e = readdir(d)) {
-    if (!isdigit(static_cast<unsigned char>(e->d_name[0]))) continue;
-    std::ifstream stat(std::string("/proc/") + e->d_name + "/stat");
-    std::string line;
-    if (!std::getline(stat, line)) continue;
-    std::istringstream rest(line.substr(line.rfind(')') + 2));
-    char state;
-    int ppid;
-    rest >> state >> ppid;
-    n += ppid == getpid();
-  }
-  closedir(d);
-  return n;
-}
+int children_of_this_process() { return static_cast<int>(children_of(getpid()).size()); }
 
 class Sessions : public SandboxTest {
  protected:
