@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "src/core/status.h"
+#include "src/core/unique_fd.h"
 
 namespace corral::rootfs::layer {
 
@@ -31,27 +32,7 @@ constexpr int kMaxLinkHops = 40;         // the kernel's MAXSYMLINKS
 constexpr int kMaxLinkSteps = 4096;      // components looked at while resolving one link
 constexpr uint64_t kProgressEvery = 256ull << 20;
 
-class Fd {
- public:
-  Fd() = default;
-  explicit Fd(int fd) : fd_(fd) {}
-  Fd(Fd&& o) noexcept : fd_(std::exchange(o.fd_, -1)) {}
-  Fd& operator=(Fd&& o) noexcept {
-    reset(std::exchange(o.fd_, -1));
-    return *this;
-  }
-  ~Fd() { reset(); }
-  void reset(int fd = -1) {
-    if (fd_ >= 0) close(fd_);
-    fd_ = fd;
-  }
-  int get() const { return fd_; }
-  bool ok() const { return fd_ >= 0; }
-  int release() { return std::exchange(fd_, -1); }
-
- private:
-  int fd_ = -1;
-};
+using Fd = UniqueFd;
 
 class Tree {
  public:

@@ -1,4 +1,5 @@
 #include "runtime/files.h"
+#include "src/core/unique_fd.h"
 
 #include <fcntl.h>
 #include <linux/openat2.h>
@@ -12,27 +13,7 @@
 namespace corral::runtime {
 namespace {
 
-class Fd {
- public:
-  explicit Fd(int fd = -1) : fd_(fd) {}
-  Fd(Fd&& o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
-  Fd(const Fd&) = delete;
-  Fd& operator=(Fd&& o) noexcept {
-    if (this != &o) {
-      if (fd_ >= 0) close(fd_);
-      fd_ = o.fd_;
-      o.fd_ = -1;
-    }
-    return *this;
-  }
-  ~Fd() {
-    if (fd_ >= 0) close(fd_);
-  }
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
+using Fd = UniqueFd;
 
 // File transfer runs with the sandbox user's host ids as this thread's fs ids: files are
 // created as that user, permission checks are that user's, and host root's DAC overrides

@@ -1,5 +1,7 @@
 #include "runtime/netns.h"
 
+#include "src/core/unique_fd.h"
+
 #include <fcntl.h>
 #include <net/if.h>
 #include <netlink/netlink.h>
@@ -13,12 +15,7 @@
 namespace corral::runtime {
 namespace {
 
-struct Fd {
-  int fd;
-  ~Fd() {
-    if (fd >= 0) close(fd);
-  }
-};
+
 
 Status set_lo_up() {
   std::unique_ptr<nl_sock, decltype(&nl_socket_free)> sock(nl_socket_alloc(), nl_socket_free);
@@ -42,13 +39,13 @@ Status set_lo_up() {
 Status bring_up_loopback(pid_t pid) {
   char path[64];
   snprintf(path, sizeof path, "/proc/%d/ns/net", pid);
-  Fd target{open(path, O_RDONLY | O_CLOEXEC)};
-  if (target.fd < 0) return SysError("open sandbox netns", path);
-  Fd own{open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC)};
-  if (own.fd < 0) return SysError("open own netns", "/proc/thread-self/ns/net");
-  if (setns(target.fd, CLONE_NEWNET) != 0) return SysError("enter sandbox netns", path);
+  UniqueFd target(open(path, O_RDONLY | O_CLOEXEC));
+  if (!target.ok()) return SysError("open sandbox netns", path);
+  UniqueFd own(open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC));
+  if (!own.ok()) return SysError("open own netns", "/proc/thread-self/ns/net");
+  if (setns(target.get(), CLONE_NEWNET) != 0) return SysError("enter sandbox netns", path);
   Status s = set_lo_up();
-  if (setns(own.fd, CLONE_NEWNET) != 0) {
+  if (setns(own.get(), CLONE_NEWNET) != 0) {
     // Staying in the sandbox's namespace would silently cut this thread off the network.
     return SysError("return to own netns", "/proc/thread-self/ns/net");
   }

@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "runtime/protocol.h"
+#include "src/core/unique_fd.h"
 #include "seccomp/compiler.h"
 
 namespace corral::runtime {
@@ -26,22 +27,7 @@ double now_ms() {
   return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
-class Fd {
- public:
-  Fd() = default;
-  explicit Fd(int fd) : fd_(fd) {}
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  ~Fd() { reset(); }
-  int get() const { return fd_; }
-  void reset(int fd = -1) {
-    if (fd_ >= 0) close(fd_);
-    fd_ = fd;
-  }
-
- private:
-  int fd_ = -1;
-};
+using Fd = UniqueFd;
 
 std::string encode_request(const ExecRequest& req, const std::string& cwd, const std::vector<std::string>& env) {
   std::string strings;
