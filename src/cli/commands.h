@@ -18,6 +18,10 @@ int rootfs_command(const std::vector<std::string>& args);     // corral rootfs i
 int rootfs_build_command(const std::vector<std::string>& args);
 int check_command(const std::vector<std::string>& args);  // corral check --policy P [--lang L] FILE
 
+int serve_command(const std::vector<std::string>& args);  // corral serve (HTTP API, /mcp)
+int mcp_command(const std::vector<std::string>& args);    // corral mcp (MCP over stdio)
+int pool_command(const std::vector<std::string>& args);   // corral pool ...
+
 // Prints "corral: <message>" to stderr and returns kUsageError.
 int usage_error(const std::string& message);
 

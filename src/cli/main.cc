@@ -37,6 +37,9 @@ int main(int argc, char** argv) {
   if (cmd == "languages") return corral::cli::languages_command(args);
   if (cmd == "rootfs") return corral::cli::rootfs_command(args);
   if (cmd == "check") return corral::cli::check_command(args);
+  if (cmd == "serve") return corral::cli::serve_command(args);
+  if (cmd == "mcp") return corral::cli::mcp_command(args);
+  if (cmd == "pool") return corral::cli::pool_command(args);
   if (cmd == "version" || cmd == "--version") {
     printf("corral %s\n", CORRAL_VERSION);
     return 0;
