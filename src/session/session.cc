@@ -78,7 +78,8 @@ StatusOr<std::unique_ptr<Session>> Session::open(Executor& executor, SessionOpti
   if (!policy.ok()) return policy.status();
   std::unique_ptr<Session> s(new Session(executor, std::move(options), *lang));
   s->policy_ = std::move(policy).value();
-  auto sb = executor.create(SandboxSpec{s->policy_});
+  auto sb = s->options_.source ? s->options_.source->acquire(SandboxSpec{s->policy_})
+                               : executor.create(SandboxSpec{s->policy_});
   if (!sb.ok()) return sb.status();
   s->sandbox_ = std::move(sb).value();
   s->opened_ = s->last_used_ = Clock::now();
@@ -117,7 +118,7 @@ void Session::watchdog() {
 
 Status Session::close_locked(std::string reason) {
   if (!sandbox_) return Status::Ok();
-  Status s = ex_.destroy(*sandbox_);
+  Status s = options_.source ? options_.source->release(std::move(sandbox_)) : ex_.destroy(*sandbox_);
   sandbox_.reset();
   closed_reason_ = std::move(reason);
   return s;

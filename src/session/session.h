@@ -25,6 +25,17 @@
 
 namespace corral {
 
+// Where a session's sandbox comes from and goes back to. By default the executor creates
+// one and destroys it on close; a Pool hands out one it created ahead of time and, on
+// release, destroys it and refills in the background (never hands it to another session
+// unless it was provably reset).
+class SandboxSource {
+ public:
+  virtual ~SandboxSource() = default;
+  virtual StatusOr<std::unique_ptr<Sandbox>> acquire(const SandboxSpec& spec) = 0;
+  virtual Status release(std::unique_ptr<Sandbox> sandbox) = 0;
+};
+
 struct SessionOptions {
   std::string language = "python";
   Policy policy;
@@ -37,6 +48,8 @@ struct SessionOptions {
   // Scanned before anything runs: code that violates it is refused with status
   // policy_violation and a report; library installs are checked against it too.
   std::optional<security::SecurityPolicy> security;
+  // Not owned; must outlive the session. Null: executor.create() / executor.destroy().
+  SandboxSource* source = nullptr;
 };
 
 struct RunOptions {
