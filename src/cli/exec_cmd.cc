@@ -1,6 +1,8 @@
-// corral exec: run one program in a fresh native sandbox and pass its exit code through.
+// corral exec: run one program in a fresh sandbox (native, or --backend docker|podman) and pass
+// its exit code through.
 #include <unistd.h>
 
+#include <algorithm>
 #include <boost/program_options.hpp>
 #include <charconv>
 #include <csignal>
@@ -8,6 +10,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "backends/registry.h"
 #include "runtime/native_executor.h"
 #include "src/cli/commands.h"
 #include "src/cli/output.h"
@@ -32,7 +35,7 @@ int exec_command(const std::vector<std::string>& args) {
     }
     if (a.empty() || a[0] != '-') break;
     opts.push_back(a);
-    if ((a == "--policy" || a == "--timeout") && i + 1 < args.size()) opts.push_back(args[++i]);
+    if ((a == "--policy" || a == "--timeout" || a == "--backend" || a == "--image" || a == "--repeat") && i + 1 < args.size()) opts.push_back(args[++i]);
   }
   const std::vector<std::string> argv(args.begin() + static_cast<long>(i), args.end());
 
@@ -40,7 +43,11 @@ int exec_command(const std::vector<std::string>& args) {
   desc.add_options()("help", "show this help")("policy", po::value<std::string>(), "policy JSON file")(
       "timeout", po::value<std::string>(), "wall-clock limit in ms (overrides the policy)")(
       "json", po::bool_switch(), "print the ExecResult as JSON instead of the program's output")(
-      "no-stdin", po::bool_switch(), "do not pass corral's stdin to the program");
+      "no-stdin", po::bool_switch(), "do not pass corral's stdin to the program")(
+      "backend", po::value<std::string>()->default_value("native"), "native | docker | podman")(
+      "image", po::value<std::string>(), "container backends: the image to run in (or CORRAL_IMAGE)")(
+      "repeat", po::value<std::string>(), "run the program N times in the same sandbox and print the exec "
+                                          "latency (min/p50/max ms) to stderr: a warm-sandbox benchmark");
   po::variables_map vm;
   try {
     po::store(po::command_line_parser(opts).options(desc).run(), vm);
@@ -60,8 +67,13 @@ int exec_command(const std::vector<std::string>& args) {
     if (!p.ok()) return usage_error("policy: " + p.status().to_string());
     spec.policy = std::move(p).value();
   }
-  Status supported = runtime::NativeExecutor::check_supported(spec.policy);
-  if (!supported.ok()) return usage_error("policy: " + supported.to_string());
+  BackendOptions backend;
+  backend.name = vm["backend"].as<std::string>();
+  if (vm.count("image")) backend.image = vm["image"].as<std::string>();
+  if (backend.name == "native") {
+    Status supported = runtime::NativeExecutor::check_supported(spec.policy);
+    if (!supported.ok()) return usage_error("policy: " + supported.to_string());
+  }
 
   ExecRequest req;
   req.argv = argv;
@@ -84,10 +96,34 @@ int exec_command(const std::vector<std::string>& args) {
     req.on_stderr = [](std::string_view s) { write_all(2, s); };
   }
 
-  runtime::NativeExecutor executor;
+  auto made = make_executor(backend);
+  if (!made.ok()) return usage_error("--backend: " + made.status().to_string());
+  Executor& executor = **made;
   auto sandbox = executor.create(spec);
   if (!sandbox.ok()) return usage_error(sandbox.status().to_string());
+  uint64_t repeat = 1;
+  if (vm.count("repeat")) {
+    const std::string text = vm["repeat"].as<std::string>();
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), repeat);
+    if (ec != std::errc() || end != text.data() + text.size() || repeat == 0 || repeat > 100'000) {
+      executor.destroy(**sandbox);
+      return usage_error("--repeat: a whole number from 1 to 100000, got '" + text + "'");
+    }
+  }
+  std::vector<double> wall;
   auto result = executor.exec(**sandbox, req);
+  for (uint64_t n = 1; n < repeat && result.ok(); ++n) {
+    wall.push_back(result->usage.wall_ms);
+    req.on_stdout = nullptr;  // the output of the last run only
+    req.on_stderr = nullptr;
+    result = executor.exec(**sandbox, req);
+  }
+  if (repeat > 1 && result.ok()) {
+    wall.push_back(result->usage.wall_ms);
+    std::sort(wall.begin(), wall.end());
+    fprintf(stderr, "corral: %zu execs in one sandbox: min %.2f  p50 %.2f  max %.2f ms\n", wall.size(), wall.front(),
+            wall[wall.size() / 2], wall.back());
+  }
   if (!result.ok()) {
     executor.destroy(**sandbox);
     return usage_error(result.status().to_string());

@@ -1,4 +1,4 @@
-// corral run: code in a language, in a fresh native sandbox. corral languages: which
+// corral run: code in a language, in a fresh sandbox (native, or --backend docker|podman). corral languages: which
 // languages this host can run, checked by running each one's version command in a sandbox.
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "backends/registry.h"
 #include "runtime/native_executor.h"
 #include "src/cli/commands.h"
 #include "src/cli/output.h"
@@ -33,6 +34,8 @@ int run_command(const std::vector<std::string>& args) {
       "json", po::bool_switch(), "print the ExecResult as JSON (with artifacts, base64)")(
       "artifacts", po::value<std::string>(), "write figures and /sandbox/out files to this directory")(
       "security-policy", po::value<std::string>(), "scan the code first (preset or JSON file); refuse violations")(
+      "backend", po::value<std::string>()->default_value("native"), "native | docker | podman")(
+      "image", po::value<std::string>(), "container backends: the image to run in (or CORRAL_IMAGE)")(
       "file", po::value<std::string>(), "source file, or -");
   po::positional_options_description pos;
   pos.add("file", 1);
@@ -119,8 +122,12 @@ int run_command(const std::vector<std::string>& args) {
       return exit_code_for(refused);
     }
   }
-  runtime::NativeExecutor executor;
-  auto result = lang::run_code(executor, req);
+  BackendOptions backend;
+  backend.name = vm["backend"].as<std::string>();
+  if (vm.count("image")) backend.image = vm["image"].as<std::string>();
+  auto executor = make_executor(backend);
+  if (!executor.ok()) return usage_error("--backend: " + executor.status().to_string());
+  auto result = lang::run_code(**executor, req);
   if (!result.ok()) return usage_error(result.status().to_string());
   for (const Artifact& a : result->artifacts) {
     if (artifact_dir.empty() || a.truncated) continue;
