@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -170,6 +171,19 @@ StatusOr<int> CgroupDriver::remove_stale(const std::string& state_dir) {
     }
   }
   return removed;
+}
+
+int mkdir_sandbox_cgroup(const std::string& dir) {
+  // Another corral process sharing the subtree removes it whenever it empties (see
+  // remove_subtree_if_empty): put it back and try again.
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    if (mkdir(dir.c_str(), 0755) == 0) return 0;
+    if (errno != ENOENT) return -1;
+    std::string subtree = dir.substr(0, dir.rfind('/'));
+    if (mkdir(subtree.c_str(), 0755) != 0 && errno != EEXIST) return -1;
+  }
+  errno = ENOENT;
+  return -1;
 }
 
 void CgroupDriver::remove_subtree_if_empty() {

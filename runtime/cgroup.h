@@ -45,6 +45,10 @@ class SandboxCgroup {
   // global threadgroup rwsem whose writer waits for an RCU grace period (15-30 ms on an
   // idle machine, measured) when a supervisor moves another process in.
   virtual std::vector<std::string> self_attach_files() const { return {}; }
+  // Files a process outside corral's control (a zygote's fork) writes "0" to, through fds
+  // corral opened: the kernel checks the opener's credentials. v1: the tasks files above;
+  // v2: the cgroup's cgroup.procs.
+  virtual std::vector<std::string> attach_files() const { return self_attach_files(); }
   virtual StatusOr<CgroupCounters> read() = 0;
   virtual Status reset_peak() = 0;
   // An fd that becomes readable (POLLIN or POLLPRI, see oom_poll_events) when the OOM killer
@@ -92,6 +96,9 @@ CgroupPlan plan_cgroups();
 bool sandbox_owner_gone(const std::string& state_dir, const std::string& sandbox_id);
 
 // Helpers shared by both drivers.
+// mkdir of a sandbox cgroup, recreating the corral subtree if another process removed it.
+// Returns 0 or -1 with errno set.
+int mkdir_sandbox_cgroup(const std::string& dir);
 Status write_cgroup_file(const std::string& path, const std::string& value);
 StatusOr<std::string> read_cgroup_file(const std::string& path);
 // "key value" lines (cpu.stat, memory.events, memory.oom_control) -> value of `key`.

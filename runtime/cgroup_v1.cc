@@ -139,7 +139,7 @@ class V1Driver : public CgroupDriver {
     }
     auto cg = std::make_unique<V1SandboxCgroup>(id, dirs);
     for (const auto& [ctl, dir] : dirs) {
-      if (mkdir(dir.c_str(), 0755) != 0) {
+      if (mkdir_sandbox_cgroup(dir) != 0) {
         Status s = SysError("create cgroup", dir);
         cg->remove();
         return s;

@@ -41,6 +41,7 @@ class V2SandboxCgroup : public SandboxCgroup {
   }
 
   int clone_into_fd() const override { return dir_fd_; }
+  std::vector<std::string> attach_files() const override { return {dir_ + "/cgroup.procs"}; }
 
   StatusOr<CgroupCounters> read() override {
     CgroupCounters c;
@@ -111,7 +112,7 @@ class V2Driver : public CgroupDriver {
 
   StatusOr<std::unique_ptr<SandboxCgroup>> create(const std::string& id, const Limits& limits) override {
     std::string dir = subtree_ + "/" + id;
-    if (mkdir(dir.c_str(), 0755) != 0) return SysError("create cgroup", dir);
+    if (mkdir_sandbox_cgroup(dir) != 0) return SysError("create cgroup", dir);
     auto cg = std::make_unique<V2SandboxCgroup>(id, dir);
     Status s = cg->configure(limits, has_cpu_);
     if (!s.ok()) {

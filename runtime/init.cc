@@ -1,6 +1,7 @@
 #include "runtime/init.h"
 
 #include <fcntl.h>
+#include <dirent.h>
 #include <sched.h>
 #include <linux/seccomp.h>
 #include <poll.h>
@@ -13,6 +14,7 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -69,15 +71,18 @@ class Init {
     if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sizes_) != 0) sizes_ = {};
 
     while (true) {
-      struct pollfd p[3] = {{kCtlFd, POLLIN, 0}, {sigfd_, POLLIN, 0}, {listener_, POLLIN, 0}};
-      int n = listener_ >= 0 ? 3 : 2;
-      if (poll(p, n, -1) < 0) {
+      // Negative fds are ignored by poll: a listener slot without a listener costs nothing.
+      struct pollfd p[4] = {{kCtlFd, POLLIN, 0}, {sigfd_, POLLIN, 0}, {listener_, POLLIN, 0},
+                            {detached_listener_, POLLIN, 0}};
+      if (poll(p, 4, -1) < 0) {
         if (errno == EINTR) continue;
         _exit(2);
       }
       if (p[1].revents) reap();
-      if (n == 3 && (p[2].revents & POLLIN)) relay_violation();
-      else if (n == 3 && (p[2].revents & (POLLHUP | POLLERR | POLLNVAL))) close_fd(&listener_);
+      if (p[2].revents & POLLIN) relay_violation(&listener_);
+      else if (p[2].revents & (POLLHUP | POLLERR | POLLNVAL)) close_fd(&listener_);
+      if (p[3].revents & POLLIN) relay_violation(&detached_listener_);
+      else if (p[3].revents & (POLLHUP | POLLERR | POLLNVAL)) close_fd(&detached_listener_);
       if (p[0].revents) handle_control();
     }
   }
@@ -91,18 +96,38 @@ class Init {
     // every process left in the namespace.
     if (recv_header(kCtlFd, &h, fds, &nfds) != 0) _exit(0);
     if (h.type == static_cast<uint32_t>(Frame::kKill)) {
-      if (worker_ > 0) kill(-1, SIGKILL);
+      if (worker_ > 0) kill_all_but_detached();  // stragglers go when the worker is reaped
       for (int i = 0; i < nfds; ++i) close(fds[i]);
+      return;
+    }
+    if (h.type == static_cast<uint32_t>(Frame::kDetach)) {
+      for (int i = 0; i < nfds; ++i) close(fds[i]);
+      // The worker may be exiting or gone already (its kExited is then on the way): nothing
+      // to do.
+      if (worker_ > 0 && worker_detachable_ && !is_exiting(worker_)) {
+        detached_ = worker_;
+        worker_ = 0;
+        close_fd(&detached_listener_);
+        detached_listener_ = listener_;
+        listener_ = -1;
+        DetachedPayload d = {detached_, 0};
+        send_frame(kCtlFd, Frame::kDetached, &d, sizeof d);
+      }
       return;
     }
     if (h.type != static_cast<uint32_t>(Frame::kExec)) _exit(3);
     start_exec(h.length, fds, nfds);
   }
 
+  // An exec that failed before any worker existed: no worker will exit, so kExited (as if
+  // exit 127) follows here — without it the supervisor would wait for one until its wall clock.
   void fail_exec(const char* step, int err, const char* detail) {
     ErrorPayload e;
     make_error(&e, step, err, detail);
     send_frame(kCtlFd, Frame::kExecFailed, &e, sizeof e);
+    ExitPayload none = {};
+    none.wait_status = 127 << 8;
+    send_frame(kCtlFd, Frame::kExited, &none, sizeof none);
   }
 
   void start_exec(uint32_t length, int* fds, int nfds) {
@@ -130,7 +155,10 @@ class Init {
       fail_exec("decode exec request", EINVAL, "");
     } else if (worker_ > 0) {
       fail_exec("exec", EBUSY, "another exec is running in this sandbox");
+    } else if ((w.flags & kExecDetach) && detached_ > 0) {
+      fail_exec("exec", EBUSY, "a detached program is already running in this sandbox");
     } else {
+      worker_detachable_ = (w.flags & kExecDetach) != 0;
       // ptrs: [cwd, argv..., NULL, envp..., NULL]
       ptrs[1 + w.argc] = nullptr;
       ptrs[2 + w.argc + w.envc] = nullptr;
@@ -151,7 +179,17 @@ class Init {
     // handlers, cwd and the fd table all stay per-task, so nothing the worker changes about
     // itself reaches init.
     SpawnContext ctx{&plan_, {cwd, argv, envp, {stdio[0], stdio[1], stdio[2]}, report[1]}, report[0]};
-    pid_t pid = clone(worker_entry, worker_stack_ + kWorkerStack, CLONE_VM | CLONE_VFORK | SIGCHLD, &ctx);
+    pid_t pid;
+    if (plan_.interpret && strcmp(argv[0], plan_.interpreter_path.c_str()) == 0 && plan_.interpret_accepts(argv)) {
+      // A zygote sandbox's interpreter: the worker needs memory of its own to run it in, so
+      // this is a real fork. corral-init is a fork of a single-threaded template, so no lock
+      // can be held across it.
+      ctx.args.interpret = true;
+      pid = fork();
+      if (pid == 0) worker_entry(&ctx);
+    } else {
+      pid = clone(worker_entry, worker_stack_ + kWorkerStack, CLONE_VM | CLONE_VFORK | SIGCHLD, &ctx);
+    }
     if (pid < 0) {
       int e = errno;
       close(report[0]);
@@ -190,11 +228,17 @@ class Init {
     while (read(sigfd_, &si, sizeof si) == sizeof si) {
     }
     bool done = false;
+    bool detached_exited = false;
     while (true) {
       int st = 0;
       struct rusage ru;
       pid_t p = wait4(-1, &st, WNOHANG, &ru);
       if (p <= 0) break;
+      if (p == detached_) {
+        detached_ = 0;
+        detached_exited = true;
+        close_fd(&detached_listener_);
+      }
       if (p == worker_) {
         done = true;
         exit_.wait_status = st;
@@ -203,35 +247,128 @@ class Init {
         exit_.maxrss_kb = ru.ru_maxrss;
       }
     }
+    // What a detached program left behind ends with it when no exec is running.
+    if (detached_exited && worker_ == 0) end_all_but_detached();
     if (!done) return;
-    // An exec's processes end with it: daemons, double forks and stragglers included.
-    kill(-1, SIGKILL);
-    while (wait4(-1, nullptr, 0, nullptr) > 0 || errno == EINTR) {
-    }
+    // An exec's processes end with it: daemons, double forks and stragglers included (the
+    // detached program, if any, is not the exec's).
+    end_all_but_detached();
     close_fd(&listener_);
     worker_ = 0;
     send_frame(kCtlFd, Frame::kExited, &exit_, sizeof exit_);
   }
 
-  void relay_violation() {
+  void relay_violation(int* listener) {
     alignas(16) static char notif_buf[4096];
     alignas(16) static char resp_buf[4096];
-    if (sizes_.seccomp_notif == 0 || sizes_.seccomp_notif > sizeof notif_buf) return close_fd(&listener_);
+    if (sizes_.seccomp_notif == 0 || sizes_.seccomp_notif > sizeof notif_buf) return close_fd(listener);
     memset(notif_buf, 0, sizes_.seccomp_notif);
     auto* n = reinterpret_cast<struct seccomp_notif*>(notif_buf);
-    if (ioctl(listener_, SECCOMP_IOCTL_NOTIF_RECV, n) != 0) {
-      if (errno != ENOENT && errno != EINTR) close_fd(&listener_);
+    if (ioctl(*listener, SECCOMP_IOCTL_NOTIF_RECV, n) != 0) {
+      if (errno != ENOENT && errno != EINTR) close_fd(listener);
       return;
     }
     // Kill first: the syscall never runs, and the offender never returns to user code.
     kill(static_cast<pid_t>(n->pid), SIGKILL);
-    ViolationPayload v = {n->data.arch, n->data.nr, static_cast<int32_t>(n->pid), 0};
-    send_frame(kCtlFd, Frame::kViolation, &v, sizeof v);
+    // A detached program's violation is reported to the exec running at the time, if any
+    // (an interactive session's cell runs in the detached interpreter).
+    if (listener == &listener_ || worker_ > 0) {
+      ViolationPayload v = {n->data.arch, n->data.nr, static_cast<int32_t>(n->pid), 0};
+      send_frame(kCtlFd, Frame::kViolation, &v, sizeof v);
+    }
     memset(resp_buf, 0, sizes_.seccomp_notif_resp);
     auto* r = reinterpret_cast<struct seccomp_notif_resp*>(resp_buf);
     r->id = n->id;
     r->error = -EPERM;
-    ioctl(listener_, SECCOMP_IOCTL_NOTIF_SEND, r);  // ENOENT once the task is gone: fine
+    ioctl(*listener, SECCOMP_IOCTL_NOTIF_SEND, r);  // ENOENT once the task is gone: fine
+  }
+
+  // SIGKILL to every process in the sandbox but init and the detached program, once.
+  // Returns how many were still alive (zombies are not), or -1 if /proc cannot be read.
+  // Without a detached program this is kill(-1). /proc lists thread-group leaders only,
+  // and a kill reaches the whole group. Fixed buffers: init must not allocate.
+  int kill_all_but_detached() {
+    if (detached_ <= 0) return kill(-1, SIGKILL) == 0 ? 1 : 0;
+    int dir = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dir < 0) return -1;
+    alignas(8) static char entries[4096];
+    int alive = 0;
+    long got;
+    while ((got = syscall(SYS_getdents64, dir, entries, sizeof entries)) > 0) {
+      for (long off = 0; off < got;) {
+        auto* e = reinterpret_cast<struct dirent64*>(entries + off);
+        off += e->d_reclen;
+        pid_t pid = 0;
+        const char* c = e->d_name;
+        for (; *c >= '0' && *c <= '9'; ++c) pid = pid * 10 + (*c - '0');
+        if (*c != '\0' || pid <= 1 || pid == detached_ || is_zombie(pid)) continue;
+        if (kill(pid, SIGKILL) == 0) ++alive;
+      }
+    }
+    close(dir);
+    return got < 0 ? -1 : alive;
+  }
+
+  // State and flags (fields 3 and 9) of /proc/<pid>/stat; false if the process is gone.
+  static bool read_stat(pid_t pid, char* state, unsigned long* flags) {
+    char path[32] = "/proc/";
+    char digits[12];
+    int n = 0;
+    for (pid_t v = pid; v > 0 && n < 11; v /= 10) digits[n++] = static_cast<char>('0' + v % 10);
+    size_t at = 6;
+    while (n > 0) path[at++] = digits[--n];
+    memcpy(path + at, "/stat", 6);
+    static char stat[512];
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return false;
+    ssize_t len = read(fd, stat, sizeof stat - 1);
+    close(fd);
+    if (len <= 0) return false;
+    stat[len] = '\0';
+    // "pid (comm) S ppid pgrp session tty tpgid flags ...": the command may hold spaces and
+    // parentheses; the state follows the last ')'.
+    char* p = strrchr(stat, ')');
+    if (!p || p[1] != ' ') return false;
+    *state = p[2];
+    p += 3;
+    for (int field = 4; field <= 8 && p; ++field) p = strchr(p + 1, ' ');
+    *flags = p ? strtoul(p + 1, nullptr, 10) : 0;
+    return true;
+  }
+
+  static bool is_zombie(pid_t pid) {
+    char state;
+    unsigned long flags;
+    return !read_stat(pid, &state, &flags) || state == 'Z' || state == 'X';
+  }
+
+  // PF_EXITING (include/linux/sched.h) is set first thing in do_exit, before the process's
+  // files are closed: output closed by an exit is not a readiness signal.
+  static bool is_exiting(pid_t pid) {
+    char state;
+    unsigned long flags;
+    return !read_stat(pid, &state, &flags) || state == 'Z' || state == 'X' || (flags & 0x4);
+  }
+
+  // Kills and reaps every process but init and the detached program (all of them when
+  // there is none, or when /proc cannot be read).
+  void end_all_but_detached() {
+    while (detached_ > 0) {
+      int alive = kill_all_but_detached();
+      if (alive < 0) break;  // cannot tell the processes apart: none survives
+      pid_t p;
+      while ((p = wait4(-1, nullptr, WNOHANG, nullptr)) > 0) {
+        if (p == detached_) detached_ = 0;
+      }
+      if (alive == 0 && detached_ > 0) return;
+      struct timespec pause = {0, 1'000'000};  // let the killed become zombies
+      nanosleep(&pause, nullptr);
+    }
+    kill(-1, SIGKILL);
+    while (wait4(-1, nullptr, 0, nullptr) > 0 || errno == EINTR) {
+    }
+    detached_ = 0;
+    close_fd(&detached_listener_);
   }
 
   const LaunchPlan& plan_;
@@ -239,6 +376,9 @@ class Init {
   int listener_ = -1;
   char* worker_stack_ = nullptr;
   pid_t worker_ = 0;
+  bool worker_detachable_ = false;
+  pid_t detached_ = 0;          // the detached program (kDetach), 0 if none
+  int detached_listener_ = -1;  // its seccomp listener
   ExitPayload exit_ = {};
   struct seccomp_notif_sizes sizes_ = {};
 };
@@ -274,6 +414,13 @@ void scrub_inherited_args_and_env() {
 void init_main(const LaunchPlan& plan, int ctl_fd) {
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   scrub_inherited_args_and_env();
+  // A zygote's fork joins its cgroups through fds corral opened (before they are closed
+  // below); the first failure is reported once the control socket is in place.
+  ErrorPayload attach_err;
+  bool attach_failed = false;
+  for (int fd : plan.cgroup_attach_fds) {
+    if (!attach_failed && write(fd, "0", 1) != 1) make_error(&attach_err, "join cgroup", errno, ""), attach_failed = true;
+  }
   // Keep only the control socket (as fd 3); stdio becomes /dev/null so that nothing of the
   // supervisor's stays open in the sandbox.
   if (ctl_fd != kCtlFd && dup3(ctl_fd, kCtlFd, O_CLOEXEC) < 0) _exit(1);
@@ -283,6 +430,7 @@ void init_main(const LaunchPlan& plan, int ctl_fd) {
   for (int i = 0; i < 3; ++i) dup2(null_fd, i);
   if (null_fd > 2) close(null_fd);
 
+  if (attach_failed) setup_failed(attach_err);
   ErrorPayload err;
   // Into the sandbox's cgroups (v1) before anything else runs. This process still has the
   // supervisor's host ids, which the cgroup files' permissions require.
@@ -299,8 +447,11 @@ void init_main(const LaunchPlan& plan, int ctl_fd) {
 
   // Until now this process had the supervisor's host ids; from here on it is the
   // sandbox's uid 0, an unprivileged id on the host.
-  if (setresgid(0, 0, 0) != 0) make_error(&err, "setresgid", errno, ""), setup_failed(err);
-  if (setresuid(0, 0, 0) != 0) make_error(&err, "setresuid", errno, ""), setup_failed(err);
+  // Raw syscalls, never glibc's set*id: glibc broadcasts those to every thread it has on
+  // its list, and this process inherited the list of a possibly multi-threaded supervisor
+  // whose other threads do not exist here (it waits for them forever).
+  if (syscall(SYS_setresgid, 0, 0, 0) != 0) make_error(&err, "setresgid", errno, ""), setup_failed(err);
+  if (syscall(SYS_setresuid, 0, 0, 0) != 0) make_error(&err, "setresuid", errno, ""), setup_failed(err);
   // The supervisor has put this process in its cgroup by now: that cgroup becomes the root
   // of the sandbox's cgroup view.
   if (unshare(CLONE_NEWCGROUP) != 0) make_error(&err, "unshare cgroup namespace", errno, ""), setup_failed(err);

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <linux/filter.h>
+#include <sched.h>
 #include <sys/capability.h>
 #include <sys/resource.h>
 
@@ -16,8 +17,10 @@
 #include <string>
 #include <vector>
 
+#include "rootfs/store.h"
 #include "seccomp/compiler.h"
 #include "src/core/policy.h"
+#include "src/core/status.h"
 
 namespace corral::runtime {
 
@@ -63,6 +66,21 @@ struct LaunchPlan {
   // cgroup v1: "tasks" files corral-init writes "0" to, first thing, to move itself into
   // the sandbox's cgroups (see SandboxCgroup::self_attach_files).
   std::vector<std::string> cgroup_self_attach;
+  // The same, as files the supervisor opened and passed in (a zygote's fork cannot open
+  // them: it is not root). corral-init writes "0" to each, then closes them.
+  std::vector<int> cgroup_attach_fds;
+
+  // Zygote sandboxes only (see runtime/zygote.h): an exec whose argv[0] is
+  // `interpreter_path` is served by the interpreter already loaded in this process. The
+  // worker is then a fork (not a vfork-style clone) of corral-init, set up exactly like any
+  // other worker (stdio, rlimits, no_new_privs, no capabilities, sandbox uid, fds closed,
+  // seccomp), and instead of execve it calls `interpret`, whose result is the exit status.
+  // Returns -1 (errno set) if the argv is not one it serves: the worker then execs it.
+  using InterpretFn = int (*)(char* const* argv, char* const* envp, const char* cwd);
+  InterpretFn interpret = nullptr;
+  using AcceptsFn = bool (*)(char* const* argv);  // allocation-free: init calls it
+  AcceptsFn interpret_accepts = nullptr;
+  std::string interpreter_path;
 
   // Exec-time settings shared by every exec in this sandbox.
   std::shared_ptr<const seccomp::Program> seccomp;
@@ -75,5 +93,18 @@ struct LaunchPlan {
   };
   std::vector<Rlimit> rlimits;
 };
+
+// Every namespace but the cgroup one, which corral-init unshares once it is in its cgroup.
+inline constexpr uint64_t kSandboxCloneFlags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET |
+                                               CLONE_NEWIPC | CLONE_NEWUTS;
+
+// The image's WorkingDir applies unless the policy chose a workdir of its own.
+std::string workdir_for(const Policy& policy, const rootfs::Rootfs& rootfs);
+
+// Everything corral-init will need, built before the clone (see the top of this file).
+StatusOr<std::unique_ptr<LaunchPlan>> build_plan(const Policy& policy, const std::string& state_dir,
+                                                 const rootfs::Rootfs& rootfs,
+                                                 std::shared_ptr<const seccomp::Program> prog, bool has_cgroup,
+                                                 std::vector<std::string> cgroup_self_attach);
 
 }  // namespace corral::runtime

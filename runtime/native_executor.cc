@@ -26,15 +26,12 @@
 #include "runtime/rlimits.h"
 #include "runtime/supervisor.h"
 #include "runtime/userns.h"
+#include "src/core/unique_fd.h"
 
 namespace corral::runtime {
 namespace {
 
 constexpr int kSetupTimeoutMs = 10'000;
-// CLONE_NEWCGROUP is not here: a cgroup namespace's root is fixed when it is created, so
-// corral-init unshares it once it sits in its own cgroup (after "go").
-constexpr uint64_t kCloneFlags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC |
-                                 CLONE_NEWUTS;
 
 class NativeSandbox : public Sandbox {
  public:
@@ -54,8 +51,16 @@ class NativeSandbox : public Sandbox {
   void kill_and_reap() {
     if (pidfd >= 0) {
       syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, nullptr, 0);
+      if (zygote) {
+        // The template's child, not ours (it reaps it): the pidfd turns readable once init
+        // has exited, which is after every other process of its namespace is gone.
+        struct pollfd p = {pidfd, POLLIN, 0};
+        while (poll(&p, 1, -1) < 0 && errno == EINTR) {
+        }
+      }
       siginfo_t si;
-      while (waitid(static_cast<idtype_t>(P_PIDFD), static_cast<id_t>(pidfd), &si, WEXITED) != 0 && errno == EINTR) {
+      while (!zygote && waitid(static_cast<idtype_t>(P_PIDFD), static_cast<id_t>(pidfd), &si, WEXITED) != 0 &&
+             errno == EINTR) {
       }
       close(pidfd);
       pidfd = -1;
@@ -81,6 +86,7 @@ class NativeSandbox : public Sandbox {
   pid_t pid = -1;
   int pidfd = -1;
   int ctl = -1;
+  bool zygote = false;  // forked by a zygote template (its child, not this process's)
   std::unique_ptr<SandboxCgroup> cgroup;  // null when running with rlimits only
 
  private:
@@ -88,12 +94,6 @@ class NativeSandbox : public Sandbox {
   Policy policy_;
   IdSlot ids_;
 };
-
-// The image's WorkingDir applies unless the policy chose a workdir of its own.
-std::string workdir_for(const Policy& policy, const rootfs::Rootfs& rootfs) {
-  if (!rootfs.workdir.empty() && policy.workdir == Policy{}.workdir) return rootfs.workdir;
-  return policy.workdir;
-}
 
 std::string new_sandbox_id(uint32_t slot) {
   static std::atomic<uint64_t> counter{0};
@@ -111,70 +111,6 @@ Status mkdir_p(const std::string& path, mode_t mode) {
     }
   }
   return Status::Ok();
-}
-
-StatusOr<std::unique_ptr<LaunchPlan>> build_plan(const Policy& policy, const NativeOptions& options,
-                                                 const rootfs::Rootfs& rootfs,
-                                                 std::shared_ptr<const seccomp::Program> prog,
-                                                 const SandboxCgroup* cgroup) {
-  auto plan = std::make_unique<LaunchPlan>();
-  LaunchPlan& p = *plan;
-  const Limits& l = policy.limits;
-  p.staging = options.state_dir + "/mnt";
-  p.staging_options = "size=" + std::to_string(l.disk_bytes) + ",mode=0755";
-  p.new_root = p.staging + "/root";
-  p.tmp_source = p.staging + "/tmp";
-  p.shm_source = p.staging + "/shm";
-  p.staging_dirs = {p.staging + "/upper", p.staging + "/work", p.new_root, p.tmp_source, p.shm_source};
-  std::string lower;
-  for (const std::string& layer : rootfs.layers) lower += (lower.empty() ? "" : ":") + layer;
-  p.overlay_options = "lowerdir=" + lower + ",upperdir=" + p.staging + "/upper,workdir=" + p.staging + "/work";
-  for (const std::string& dir : rootfs.ro_binds) {
-    p.rootfs_mounts.push_back({MountStep::Kind::kBindReadonly, dir, p.new_root + dir, "", false});
-  }
-  p.proc_target = p.new_root + "/proc";
-  for (const char* f : {"kcore", "keys", "timer_list", "sched_debug", "latency_stats", "kallsyms", "kmsg",
-                        "kpagecount", "kpageflags", "kpagecgroup", "config.gz"}) {
-    p.proc_masks.push_back({MountStep::Kind::kMaskFile, "", p.proc_target + "/" + f, "", true});
-  }
-  for (const char* d : {"acpi", "scsi", "asound", "driver"}) {
-    p.proc_masks.push_back({MountStep::Kind::kMaskDir, "", p.proc_target + "/" + d, "", false});
-  }
-  // Read-only rather than masked: a write fails with EROFS instead of vanishing into /dev/null.
-  for (const char* d : {"sys", "bus", "fs", "irq", "sysrq-trigger"}) {
-    p.proc_masks.push_back({MountStep::Kind::kReadonlyInPlace, "", p.proc_target + "/" + d, "", false});
-  }
-  p.dev_target = p.new_root + "/dev";
-  p.dev_options = "size=64k,mode=0755";
-  p.dev_nodes = {"null", "zero", "full", "random", "urandom", "tty"};
-  p.workdir_in_root = p.new_root + workdir_for(policy, rootfs);
-  for (size_t i = 0; i < policy.mounts.size(); ++i) {
-    const MountSpec& m = policy.mounts[i];
-    if (m.type == MountSpec::Type::kTmpfs) {
-      p.user_mounts.push_back({MountStep::Kind::kTmpfs, "", p.new_root + m.target,
-                               "size=" + std::to_string(m.size_bytes) + ",mode=0755,uid=" +
-                                   std::to_string(kSandboxUid) + ",gid=" + std::to_string(kSandboxGid),
-                               false});
-      continue;
-    }
-    struct stat st;
-    if (stat(m.source.c_str(), &st) != 0) {
-      return Status(ErrorCode::kInvalidArgument, "bind source does not exist: " + m.source,
-                    "mounts[" + std::to_string(i) + "].source", errno);
-    }
-    p.user_mounts.push_back({m.readonly ? MountStep::Kind::kBindReadonly : MountStep::Kind::kBindWritable, m.source,
-                             p.new_root + m.target, "", !S_ISDIR(st.st_mode)});
-  }
-  p.hostname = policy.hostname;
-  p.seccomp = std::move(prog);
-  p.seccomp_prog.len = static_cast<unsigned short>(p.seccomp->filter.size());
-  p.seccomp_prog.filter = const_cast<sock_filter*>(p.seccomp->filter.data());
-  p.empty_caps = cap_init();
-  if (!p.empty_caps) return SysError("cap_init");
-  p.last_cap = static_cast<int>(cap_max_bits()) - 1;
-  p.rlimits = rlimits_for(l, cgroup != nullptr);
-  if (cgroup) p.cgroup_self_attach = cgroup->self_attach_files();
-  return plan;
 }
 
 // Waits for init's answer to "go": ready, or the step that failed.
@@ -205,7 +141,7 @@ Status await_ready(const NativeSandbox& sb) {
 // syscall is per-thread, unlike glibc's setgroups) for the duration of the clone.
 StatusOr<pid_t> clone_init(const LaunchPlan& plan, int child_ctl, int* pidfd, int cgroup_fd) {
   struct clone_args args = {};
-  args.flags = kCloneFlags | CLONE_PIDFD;
+  args.flags = kSandboxCloneFlags | CLONE_PIDFD;
   if (cgroup_fd >= 0) {
     args.flags |= CLONE_INTO_CGROUP;  // born in its cgroup: no window outside the limits
     args.cgroup = static_cast<uint64_t>(cgroup_fd);
@@ -231,6 +167,30 @@ StatusOr<pid_t> clone_init(const LaunchPlan& plan, int child_ctl, int* pidfd, in
 }
 
 NativeSandbox& native(Sandbox& s) { return static_cast<NativeSandbox&>(s); }
+
+// The zygote's side of create(): the template forks the new corral-init; it joins its
+// cgroups through files opened here (it cannot open them itself).
+Status spawn_from_zygote(Zygote& zygote, NativeSandbox& sb, const rootfs::Rootfs& rootfs) {
+  std::vector<UniqueFd> attach;
+  std::vector<int> attach_fds;
+  if (sb.cgroup) {
+    for (const std::string& f : sb.cgroup->attach_files()) {
+      attach.emplace_back(open(f.c_str(), O_WRONLY | O_CLOEXEC));
+      if (!attach.back().ok()) return SysError("open cgroup attach file", f);
+      attach_fds.push_back(attach.back().get());
+    }
+  }
+  int sv[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) return SysError("socketpair");
+  UniqueFd mine(sv[0]), theirs(sv[1]);
+  auto child = zygote.spawn(sb.policy(), rootfs, sb.cgroup != nullptr, attach_fds, theirs.get());
+  if (!child.ok()) return child.status();
+  sb.ctl = mine.release();
+  sb.pid = child->pid;
+  sb.pidfd = child->pidfd;
+  sb.zygote = true;
+  return Status::Ok();
+}
 
 }  // namespace
 
@@ -311,21 +271,40 @@ StatusOr<std::unique_ptr<Sandbox>> NativeExecutor::create(const SandboxSpec& spe
   }
   auto sb = std::make_unique<NativeSandbox>(id, effective, std::move(ids).value());
   sb->cgroup = std::move(cgroup);
-  auto plan = build_plan(policy, options_, *rootfs, *prog, sb->cgroup.get());
-  if (!plan.ok()) return plan.status();
-  std::unique_ptr<LaunchPlan> launch = std::move(plan).value();
-  struct CapsFree {
-    cap_t c;
-    ~CapsFree() { cap_free(c); }
-  } caps_guard{launch->empty_caps};
+  std::shared_ptr<Zygote> zygote;
+  if (!spec.zygote.empty()) {
+    zygote = zygote_for(spec.zygote);
+    // The template's interpreter and its imports come from the host: only a host-mode
+    // rootfs shows the sandbox the same files.
+    if (zygote && (rootfs->name != "host" || !zygote->alive())) zygote.reset();
+  }
+  if (zygote) {
+    Status forked = spawn_from_zygote(*zygote, *sb, *rootfs);
+    if (forked.ok()) {
+      ++zygote_hits_;
+    } else {
+      zygote.reset();  // the same sandbox, made cold
+    }
+  }
+  if (!spec.zygote.empty() && !zygote) ++zygote_fallbacks_;
+  if (!zygote) {
+    auto plan = build_plan(policy, options_.state_dir, *rootfs, *prog, sb->cgroup != nullptr,
+                           sb->cgroup ? sb->cgroup->self_attach_files() : std::vector<std::string>{});
+    if (!plan.ok()) return plan.status();
+    std::unique_ptr<LaunchPlan> launch = std::move(plan).value();
+    struct CapsFree {
+      cap_t c;
+      ~CapsFree() { cap_free(c); }
+    } caps_guard{launch->empty_caps};
 
-  int sv[2];
-  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) return SysError("socketpair");
-  sb->ctl = sv[0];
-  auto pid = clone_init(*launch, sv[1], &sb->pidfd, sb->cgroup ? sb->cgroup->clone_into_fd() : -1);
-  close(sv[1]);
-  if (!pid.ok()) return pid.status();
-  sb->pid = *pid;
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) return SysError("socketpair");
+    sb->ctl = sv[0];
+    auto pid = clone_init(*launch, sv[1], &sb->pidfd, sb->cgroup ? sb->cgroup->clone_into_fd() : -1);
+    close(sv[1]);
+    if (!pid.ok()) return pid.status();
+    sb->pid = *pid;
+  }
 
   // Parent side of each namespace, then "go"; on any failure the sandbox's destructor kills
   // init, which takes everything it made with it.
@@ -339,11 +318,20 @@ StatusOr<std::unique_ptr<Sandbox>> NativeExecutor::create(const SandboxSpec& spe
 }
 
 StatusOr<ExecResult> NativeExecutor::exec(Sandbox& sandbox, const ExecRequest& request) {
+  return exec_in(sandbox, request, false);
+}
+
+// corral-init keeps the detached program out of the "an exec's processes end with it" sweep.
+StatusOr<ExecResult> NativeExecutor::exec_detached(Sandbox& sandbox, const ExecRequest& request) {
+  return exec_in(sandbox, request, true);
+}
+
+StatusOr<ExecResult> NativeExecutor::exec_in(Sandbox& sandbox, const ExecRequest& request, bool detach) {
   NativeSandbox& sb = native(sandbox);
   if (sb.pidfd < 0) return Status(ErrorCode::kNotFound, "sandbox was destroyed", sb.id());
   auto env = build_environment(sb.policy(), request);
   if (!env.ok()) return env.status();
-  auto outcome = supervise_exec({sb.ctl, sb.pidfd}, sb.policy(), request, *env, sb.cgroup.get());
+  auto outcome = supervise_exec({sb.ctl, sb.pidfd}, sb.policy(), request, *env, sb.cgroup.get(), detach);
   if (!outcome.ok()) return outcome.status();
   if (outcome->sandbox_broken) sb.kill_and_reap();
   return std::move(outcome->result);
@@ -377,6 +365,41 @@ Status NativeExecutor::destroy(Sandbox& sandbox) {
   NativeSandbox& sb = native(sandbox);
   sb.kill_and_reap();
   return sb.remove_cgroup();
+}
+
+Status NativeExecutor::start_zygote(const ZygoteOptions& options) {
+  ZygoteOptions o = options;
+  o.state_dir = options_.state_dir;
+  auto z = Zygote::start(o);
+  if (!z.ok()) return z.status();
+  std::lock_guard<std::mutex> lock(zygote_mu_);
+  zygotes_[o.language] = std::shared_ptr<Zygote>(std::move(z).value());
+  return Status::Ok();
+}
+
+void NativeExecutor::stop_zygotes() {
+  std::lock_guard<std::mutex> lock(zygote_mu_);
+  zygotes_.clear();
+}
+
+std::shared_ptr<Zygote> NativeExecutor::zygote_for(const std::string& language) {
+  std::lock_guard<std::mutex> lock(zygote_mu_);
+  auto it = zygotes_.find(language);
+  return it == zygotes_.end() ? nullptr : it->second;
+}
+
+nlohmann::json NativeExecutor::zygote_info() const {
+  std::lock_guard<std::mutex> lock(zygote_mu_);
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& [lang, z] : zygotes_) {
+    out[lang] = z->info();
+    out[lang]["alive"] = z->alive();
+  }
+  return out;
+}
+
+bool NativeExecutor::from_zygote(const Sandbox& sandbox) {
+  return static_cast<const NativeSandbox&>(sandbox).zygote;
 }
 
 Features NativeExecutor::features() const {

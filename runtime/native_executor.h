@@ -3,11 +3,14 @@
 // See DESIGN.md "Native launch sequence"; create() below states the order in one place.
 #pragma once
 
+#include <atomic>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
 
 #include "runtime/cgroup.h"
+#include "runtime/zygote.h"
 #include "src/core/executor.h"
 
 namespace corral::runtime {
@@ -24,6 +27,7 @@ class NativeExecutor : public Executor {
 
   StatusOr<std::unique_ptr<Sandbox>> create(const SandboxSpec& spec) override;
   StatusOr<ExecResult> exec(Sandbox& sandbox, const ExecRequest& request) override;
+  StatusOr<ExecResult> exec_detached(Sandbox& sandbox, const ExecRequest& request) override;
   Status put_files(Sandbox& sandbox, const std::vector<FileEntry>& files) override;
   StatusOr<std::vector<FileEntry>> get_files(Sandbox& sandbox, const std::vector<std::string>& paths,
                                              uint64_t max_bytes) override;
@@ -39,7 +43,27 @@ class NativeExecutor : public Executor {
   // Removes what dead supervisors left behind; returns how many cgroups were removed.
   StatusOr<int> remove_stale();
 
+  // Starts (or restarts) the zygote for options.language; sandboxes whose SandboxSpec names
+  // that language are then forked from it. Takes as long as the preload imports.
+  Status start_zygote(const ZygoteOptions& options);
+  void stop_zygotes();
+  // {"python": {"pid", "python", "preloaded", ..., "alive"}} for each zygote started.
+  nlohmann::json zygote_info() const;
+  // True if this sandbox was forked from a zygote (false: made cold).
+  static bool from_zygote(const Sandbox& sandbox);
+  // Sandboxes created from a zygote, and cold although one was asked for (template down,
+  // rootfs not host mode).
+  uint64_t zygote_hits() const { return zygote_hits_; }
+  uint64_t zygote_fallbacks() const { return zygote_fallbacks_; }
+
  private:
+  std::shared_ptr<Zygote> zygote_for(const std::string& language);
+  mutable std::mutex zygote_mu_;
+  std::map<std::string, std::shared_ptr<Zygote>> zygotes_;
+  std::atomic<uint64_t> zygote_hits_{0}, zygote_fallbacks_{0};
+
+  StatusOr<ExecResult> exec_in(Sandbox& sandbox, const ExecRequest& request, bool detach);
+
   NativeOptions options_;
   std::once_flag cgroup_once_;
   std::unique_ptr<CgroupDriver> cgroup_driver_;

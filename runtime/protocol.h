@@ -21,6 +21,11 @@ enum class Frame : uint32_t {
   kExited,          // init -> supervisor: ExitPayload; every process of the exec is gone
   kViolation,       // init -> supervisor: ViolationPayload (seccomp kill)
   kKill,            // supervisor -> init: kill every process of the running exec
+  // Detached execs (ExecWire.flags & kExecDetach): once the program has closed its stdout
+  // and stderr, the supervisor asks init to let it run on past the exec. At most one
+  // detached program per sandbox; later execs' processes still end with them, it does not.
+  kDetach,          // supervisor -> init: the running exec's program becomes the detached one
+  kDetached,        // init -> supervisor: DetachedPayload; the exec is over, the program runs on
 };
 
 struct FrameHeader {
@@ -29,7 +34,7 @@ struct FrameHeader {
 };
 
 inline constexpr uint32_t kMaxFrame = 16u << 20;  // argv + env of one exec, generously
-inline constexpr int kMaxFds = 4;
+inline constexpr int kMaxFds = 8;
 
 struct ErrorPayload {
   int32_t err;        // errno
@@ -45,6 +50,11 @@ struct ExitPayload {
   int64_t maxrss_kb;
 };
 
+struct DetachedPayload {
+  int32_t pid;  // in the sandbox's pid namespace
+  int32_t reserved;
+};
+
 struct ViolationPayload {
   uint32_t arch;  // AUDIT_ARCH_*
   int32_t nr;
@@ -58,8 +68,10 @@ struct ExecWire {
   uint32_t argc;
   uint32_t envc;
   uint32_t strings_len;
-  uint32_t reserved;
+  uint32_t flags;  // kExecDetach
 };
+
+inline constexpr uint32_t kExecDetach = 1;  // may be detached (kDetach) once it closes its output
 
 // Writes one frame (retrying on EINTR/partial writes). Returns 0 or -errno.
 int send_frame(int fd, Frame type, const void* payload, uint32_t length, const int* fds = nullptr,

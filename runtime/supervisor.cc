@@ -29,13 +29,14 @@ double now_ms() {
 
 using Fd = UniqueFd;
 
-std::string encode_request(const ExecRequest& req, const std::string& cwd, const std::vector<std::string>& env) {
+std::string encode_request(const ExecRequest& req, const std::string& cwd, const std::vector<std::string>& env,
+                           bool detach) {
   std::string strings;
   strings.append(cwd).push_back('\0');
   for (const auto& a : req.argv) strings.append(a).push_back('\0');
   for (const auto& e : env) strings.append(e).push_back('\0');
   ExecWire w{static_cast<uint32_t>(req.argv.size()), static_cast<uint32_t>(env.size()),
-             static_cast<uint32_t>(strings.size()), 0};
+             static_cast<uint32_t>(strings.size()), detach ? kExecDetach : 0u};
   std::string out(reinterpret_cast<const char*>(&w), sizeof w);
   out += strings;
   return out;
@@ -70,13 +71,13 @@ ssize_t write_nosigpipe(int fd, const char* p, size_t n) {
 }  // namespace
 
 StatusOr<ExecOutcome> supervise_exec(const SandboxChannel& ch, const Policy& policy, const ExecRequest& req,
-                                     const std::vector<std::string>& env, SandboxCgroup* cgroup) {
+                                     const std::vector<std::string>& env, SandboxCgroup* cgroup, bool detach) {
   if (req.argv.empty() || req.argv[0].empty()) return InvalidArgument("argv", "must name a program");
   const uint64_t wall_ms = req.wall_ms.value_or(policy.limits.wall_ms);
   const uint64_t cap = req.output_bytes.value_or(policy.limits.output_bytes);
   const std::string cwd = req.cwd.empty() ? policy.workdir : req.cwd;
   if (cwd[0] != '/') return InvalidArgument("cwd", "must be an absolute path");
-  const std::string payload = encode_request(req, cwd, env);
+  const std::string payload = encode_request(req, cwd, env, detach);
   if (payload.size() > kMaxFrame) return InvalidArgument("argv", "argv and env exceed " + std::to_string(kMaxFrame) + " bytes");
 
   int in_pipe[2], out_pipe[2], err_pipe[2];
@@ -116,6 +117,8 @@ StatusOr<ExecOutcome> supervise_exec(const SandboxChannel& ch, const Policy& pol
   if (req.stdin_data.empty()) in_w.reset();
 
   bool exited = false;
+  bool started = false, detach_sent = false, detached = false;
+  int32_t detached_pid = 0;
   bool kill_sent = false;
   double kill_deadline = 0;
   const double deadline = start + static_cast<double>(wall_ms);
@@ -135,8 +138,15 @@ StatusOr<ExecOutcome> supervise_exec(const SandboxChannel& ch, const Policy& pol
     }
   };
 
-  while (!(exited && !streams[0].open && !streams[1].open)) {
+  while (!(exited && !streams[0].open && !streams[1].open) && !detached) {
     if (out.sandbox_broken) break;
+    if (detach && started && !exited && !kill_sent && !detach_sent && !streams[0].open && !streams[1].open) {
+      // Output closed, still running: it is ready. init answers kDetached, or kExited if
+      // the program exited in between.
+      detach_sent = true;
+      if (send_frame(ch.ctl, Frame::kDetach, nullptr, 0) != 0) out.sandbox_broken = true;
+      continue;
+    }
     double now = now_ms();
     if (!kill_sent && now >= deadline) {
       request_kill(ExecStatus::kTimeout, "wall clock limit of " + std::to_string(wall_ms) + " ms reached");
@@ -232,7 +242,18 @@ StatusOr<ExecOutcome> supervise_exec(const SandboxChannel& ch, const Policy& pol
       for (int i = 0; i < nfds; ++i) close(fds[i]);
       switch (static_cast<Frame>(h.type)) {
         case Frame::kExecStarted:
+          started = true;
           break;
+        case Frame::kDetached: {
+          DetachedPayload d{};
+          if (!detach_sent || h.length != sizeof d || read_full(ch.ctl, &d, sizeof d) != 0) {
+            out.sandbox_broken = true;
+            break;
+          }
+          detached = true;
+          detached_pid = d.pid;
+          break;
+        }
         case Frame::kExecFailed: {
           ErrorPayload e{};
           if (h.length != sizeof e || read_full(ch.ctl, &e, sizeof e) != 0) {
@@ -286,6 +307,10 @@ StatusOr<ExecOutcome> supervise_exec(const SandboxChannel& ch, const Policy& pol
                     std::to_string(policy.limits.pids);
       }
     }
+  }
+  if (detached) {
+    r.set_status(ExecStatus::kOk, "running detached as pid " + std::to_string(detached_pid));
+    return out;
   }
   if (!exited) {
     // init never confirmed: the caller destroys the sandbox, which kills everything in it.

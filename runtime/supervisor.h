@@ -27,7 +27,12 @@ struct ExecOutcome {
 // `env` is the complete environment ("K=V") for the program. With a cgroup, usage is the
 // difference of its counters across the exec, OOM kills are watched as they happen, and the
 // CPU-time budget is enforced; without one, usage comes from wait4's rusage.
+//
+// `detach`: once the program has closed its stdout and stderr while still running, it is
+// handed to init as the sandbox's detached program and the exec ends there: status ok,
+// exit_code -1, `message` "running detached as pid N" (see Executor::exec_detached).
 StatusOr<ExecOutcome> supervise_exec(const SandboxChannel& ch, const Policy& policy, const ExecRequest& req,
-                                     const std::vector<std::string>& env, SandboxCgroup* cgroup);
+                                     const std::vector<std::string>& env, SandboxCgroup* cgroup,
+                                     bool detach = false);
 
 }  // namespace corral::runtime

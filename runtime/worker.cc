@@ -4,6 +4,7 @@
 #include <linux/limits.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -95,20 +96,38 @@ void run_worker(const LaunchPlan& plan, const WorkerArgs& args) {
     make_error(&err, "set no_new_privs", errno, ""), report_and_exit(report, err);
   }
   if (drop_capability_bounds(plan, &err) != 0) report_and_exit(report, err);
-  if (setresgid(kSandboxGid, kSandboxGid, kSandboxGid) != 0) {
+  // Raw syscalls: see init.cc (glibc's set*id would wait for threads that are not here).
+  if (syscall(SYS_setresgid, kSandboxGid, kSandboxGid, kSandboxGid) != 0) {
     make_error(&err, "setresgid", errno, ""), report_and_exit(report, err);
   }
-  if (setresuid(kSandboxUid, kSandboxUid, kSandboxUid) != 0) {
+  if (syscall(SYS_setresuid, kSandboxUid, kSandboxUid, kSandboxUid) != 0) {
     make_error(&err, "setresuid", errno, ""), report_and_exit(report, err);
   }
   if (clear_capabilities(plan, &err) != 0) report_and_exit(report, err);
   if (close_fds_from(4) != 0) make_error(&err, "close fds", errno, ""), report_and_exit(report, err);
 
+  // A forked interpreter inherits init's non-dumpable memory (and changing uids above resets
+  // dumpability anyway). A program exec'd here is dumpable again after execve; so is this
+  // one, or its own /proc/self files would be closed to it. Nothing it could expose is
+  // secret: its memory is the template's (see zygote.h).
+  if (args.interpret && prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) != 0) {
+    make_error(&err, "set dumpable", errno, ""), report_and_exit(report, err);
+  }
   int listener = install_seccomp(plan, &err);
   if (listener == -1) report_and_exit(report, err);
   if (listener >= 0) {
     if (send_frame(report, static_cast<Frame>(kWorkerListener), nullptr, 0, &listener, 1) != 0) _exit(127);
     close(listener);
+  }
+  if (args.interpret) {
+    // The report socket closes as it would on execve: init then reports the exec started.
+    close(report);
+    int status = plan.interpret(args.argv, args.envp, args.cwd);
+    if (status >= 0) _exit(status);
+    // Not an argv the interpreter serves: exec it like any other program. The report
+    // socket is gone, so a failure can only be an exit status (127, as a shell reports it).
+    exec_program(args.argv, args.envp);
+    _exit(127);
   }
   exec_program(args.argv, args.envp);
   make_error(&err, "execve", errno, args.argv[0]);

@@ -9,6 +9,10 @@
 //   seccomp filter installed (last: nothing after it needs a denied syscall)
 //   execve (PATH searched in the sandbox)
 //
+// In a zygote sandbox an exec of the preloaded interpreter skips only the last step: the
+// worker (then a real fork) closes the report socket and runs the program in the
+// interpreter it already holds (LaunchPlan::interpret), after every step above.
+//
 // Runs in a process cloned from corral-init that shares its memory until execve (CLONE_VM |
 // CLONE_VFORK); must not allocate.
 #pragma once
@@ -23,6 +27,7 @@ struct WorkerArgs {
   char* const* envp;
   int stdio[3];
   int report_fd;  // socket to init: listener fd, or an ErrorPayload if execve fails
+  bool interpret = false;  // served by LaunchPlan::interpret instead of execve
 };
 
 // Report frames a worker sends to init over `report_fd`.

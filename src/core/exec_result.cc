@@ -128,6 +128,7 @@ nlohmann::json ExecResult::to_json() const {
       {"artifacts", arts},
   };
   if (!stage.empty()) j["stage"] = stage;
+  if (value) j["value"] = nlohmann::json::parse(text(*value));
   return j;
 }
 
@@ -146,6 +147,11 @@ StatusOr<ExecResult> ExecResult::from_json(const nlohmann::json& j) {
   }
   f.string("message", &r.message);
   f.string("stage", &r.stage);
+  if (const auto* v = f.child("value"); v && !v->is_null()) {
+    std::string text;
+    f.string("value", &text);
+    r.value = std::move(text);
+  }
   f.string("stdout", &r.stdout_data);
   f.string("stderr", &r.stderr_data);
   f.boolean("stdout_truncated", &r.stdout_truncated);

@@ -66,6 +66,9 @@ class ExecResult {
   bool stderr_truncated = false;
   Usage usage;
   std::vector<Artifact> artifacts;
+  // Interactive sessions: the repr of the run's last expression (Python repr(), JavaScript
+  // util.inspect), when the code ended in an expression whose value is not None/undefined.
+  std::optional<std::string> value;
 
   nlohmann::json to_json() const;
   static StatusOr<ExecResult> from_json(const nlohmann::json& j);

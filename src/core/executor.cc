@@ -2,6 +2,10 @@
 
 namespace corral {
 
+StatusOr<ExecResult> Executor::exec_detached(Sandbox&, const ExecRequest&) {
+  return Unsupported("this backend cannot run a detached program (needed by interactive sessions)", "interactive");
+}
+
 StatusOr<ExecResult> Executor::run_once(const SandboxSpec& spec, const ExecRequest& request) {
   auto sandbox = create(spec);
   if (!sandbox.ok()) return sandbox.status();

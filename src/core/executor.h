@@ -25,6 +25,10 @@ namespace corral {
 
 struct SandboxSpec {
   Policy policy;
+  // Fork the sandbox from this language's zygote (an interpreter with its imports done)
+  // when the backend has one running and the policy allows it; otherwise made cold, which
+  // gives the same sandbox, only slower to start. Empty: always cold.
+  std::string zygote;
 };
 
 struct ExecRequest {
@@ -73,6 +77,16 @@ class Executor {
                                                      uint64_t max_bytes) = 0;
   virtual Status destroy(Sandbox& sandbox) = 0;
   virtual Features features() const = 0;
+
+  // Starts a program that runs on in the background after this call returns — across later
+  // execs, whose own processes still end with them — until it exits or the sandbox is
+  // destroyed. At most one per sandbox. The call returns once the program has closed its
+  // stdout and stderr while still running (its readiness signal: status ok, exit_code -1,
+  // what it wrote before in stdout/stderr); if it exits first, the result is an ordinary
+  // exec's. wall_ms bounds the start only. Interactive sessions keep their language's
+  // driver (an interpreter holding the session's state) alive this way and talk to it with
+  // short execs inside the sandbox. Backends that cannot do this return kUnsupported.
+  virtual StatusOr<ExecResult> exec_detached(Sandbox& sandbox, const ExecRequest& request);
 
   // create + exec + destroy. The sandbox is destroyed whatever exec returned.
   StatusOr<ExecResult> run_once(const SandboxSpec& spec, const ExecRequest& request);

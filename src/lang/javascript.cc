@@ -1,4 +1,5 @@
 // JavaScript: node, libraries from local npm tarballs or package directories.
+#include "src/lang/drivers/drivers.h"
 #include "src/lang/handlers.h"
 
 namespace corral::lang {
@@ -29,6 +30,13 @@ class JavaScript : public LanguageHandler {
   }
   // seccomp/profiles/javascript.json: the common base + epoll, eventfd (libuv), inotify (fs.watch), pkeys (V8).
   std::string seccomp_profile() const override { return "javascript"; }
+  std::optional<InteractiveDriver> interactive_driver() const override {
+    const std::string dir = kDriverDir;
+    return InteractiveDriver{
+        {{dir + "/javascript_driver.js", kJavaScriptDriver, 0644}, {dir + "/javascript_relay.js", kJavaScriptRelay, 0644}},
+        {"/usr/bin/node", dir + "/javascript_driver.js", kDriverSocket},
+        {"/usr/bin/node", dir + "/javascript_relay.js", kDriverSocket}};
+  }
 };
 
 }  // namespace

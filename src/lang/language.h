@@ -24,6 +24,22 @@ inline constexpr char kCorralDir[] = "/sandbox/.corral";         // corral's own
 inline constexpr char kPlotDir[] = "/sandbox/.corral/plots";     // captured figures
 inline constexpr char kOutDir[] = "/sandbox/out";                // files returned as artifacts
 
+// Interactive sessions (src/session/interactive.h): the language's driver — its interpreter
+// running a small server that holds a session's state (variables, imports, open files) — is
+// started once with Executor::exec_detached and listens on kDriverSocket; each run is a
+// short exec of the relay, which hands the code to the driver and waits for it. The framed
+// protocol between the two is documented in src/lang/drivers/drivers.h.
+inline constexpr char kDriverDir[] = "/sandbox/.corral/driver";
+inline constexpr char kDriverSocket[] = "/sandbox/.corral/driver/driver.sock";
+
+struct InteractiveDriver {
+  std::vector<FileEntry> files;          // the driver's and the relay's scripts
+  std::vector<std::string> driver_argv;  // closes its stdout and stderr once it listens
+  // Followed by: the code file, the result file, the cell timeout in ms, the grace in ms
+  // between the interrupt and the kill.
+  std::vector<std::string> relay_argv;
+};
+
 struct LibrarySource {
   std::string spec;          // as the user gave it
   std::string sandbox_path;  // where a local source is mounted inside; empty for a name
@@ -57,6 +73,8 @@ class LanguageHandler {
   // Files written into the sandbox before each run (plot capture hooks and the like).
   virtual std::vector<FileEntry> support_files() const { return {}; }
   virtual std::string seccomp_profile() const { return "default"; }
+  // The interactive driver, or nullopt where the language has none.
+  virtual std::optional<InteractiveDriver> interactive_driver() const { return std::nullopt; }
 };
 
 // By name or alias ("python", "py", "js", "node", "c++", "golang", "R", ...), case-insensitive.

@@ -80,7 +80,7 @@ StatusOr<ExecResult> run_code(Executor& ex, const RunRequest& request) {
     install = std::move(argv).value();
   }
 
-  auto sb = ex.create(SandboxSpec{*policy});
+  auto sb = ex.create(SandboxSpec{*policy, lang->name()});  // from its zygote if one runs
   if (!sb.ok()) return sb.status();
   struct Destroy {
     Executor& ex;

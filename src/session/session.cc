@@ -76,12 +76,40 @@ StatusOr<std::unique_ptr<Session>> Session::open(Executor& executor, SessionOpti
   std::vector<lang::LibrarySource> none;
   auto policy = lang::policy_for(*lang, shape, &none);
   if (!policy.ok()) return policy.status();
+  std::optional<lang::InteractiveDriver> driver;
+  if (options.interactive) {
+    driver = lang->interactive_driver();
+    if (!driver) {
+      std::string with;
+      for (const auto* l : lang::all_languages()) {
+        if (l->interactive_driver()) with += (with.empty() ? "" : ", ") + std::string(l->name());
+      }
+      return InvalidArgument("interactive", std::string("language '") + lang->name() +
+                                                "' has no interactive driver; interactive sessions support: " + with);
+    }
+  }
   std::unique_ptr<Session> s(new Session(executor, std::move(options), *lang));
   s->policy_ = std::move(policy).value();
-  auto sb = s->options_.source ? s->options_.source->acquire(SandboxSpec{s->policy_})
-                               : executor.create(SandboxSpec{s->policy_});
+  // Forked from the language's zygote where the backend runs one (the same sandbox, with
+  // the interpreter's imports already done); made cold otherwise.
+  const SandboxSpec spec{s->policy_, lang->name()};
+  auto sb = s->options_.source ? s->options_.source->acquire(spec) : executor.create(spec);
   if (!sb.ok()) return sb.status();
   s->sandbox_ = std::move(sb).value();
+  if (driver) {
+    s->interactive_ = std::make_unique<InteractiveRunner>(*lang, std::move(*driver));
+    auto started = s->interactive_->start(executor, *s->sandbox_);
+    Status failed = started.status();
+    if (started.ok() && started->status() != ExecStatus::kOk) {
+      failed = Status(ErrorCode::kInternal, started->message + (started->stderr_data.empty() ? "" : ": " + started->stderr_data),
+                      "interactive");
+    }
+    if (!failed.ok()) {
+      std::lock_guard<std::mutex> lock(s->mu_);
+      s->close_locked("the interactive driver did not start");
+      return failed;
+    }
+  }
   s->opened_ = s->last_used_ = Clock::now();
   if (s->options_.idle_ttl_ms || s->options_.max_age_ms) s->watchdog_ = std::thread([p = s.get()] { p->watchdog(); });
   return s;
@@ -179,9 +207,11 @@ StatusOr<ExecResult> Session::run(const std::string& code, const RunOptions& opt
   std::lock_guard<std::mutex> lock(mu_);
   RETURN_IF_ERROR(usable_locked());
   touch_locked();
-  auto r = lang::compile_and_run(ex_, *sandbox_, *lang_, code, policy_.limits, options.stdin_data, options.on_stdout,
-                                 options.on_stderr, timeout_for(options),
-                                 options_.capture_artifacts ? &options_.artifacts : nullptr);
+  const lang::ArtifactOptions* artifacts = options_.capture_artifacts ? &options_.artifacts : nullptr;
+  auto r = interactive_ ? interactive_->run(ex_, *sandbox_, code, options.stdin_data, options.on_stdout,
+                                            options.on_stderr, timeout_for(options), artifacts)
+                        : lang::compile_and_run(ex_, *sandbox_, *lang_, code, policy_.limits, options.stdin_data,
+                                                options.on_stdout, options.on_stderr, timeout_for(options), artifacts);
   touch_locked();
   return r;
 }

@@ -22,6 +22,7 @@
 #include "src/lang/artifacts.h"
 #include "src/lang/language.h"
 #include "src/security/security_policy.h"
+#include "src/session/interactive.h"
 
 namespace corral {
 
@@ -50,6 +51,11 @@ struct SessionOptions {
   std::optional<security::SecurityPolicy> security;
   // Not owned; must outlive the session. Null: executor.create() / executor.destroy().
   SandboxSource* source = nullptr;
+  // State persists across runs (variables, imports, functions, open files), like a notebook
+  // kernel: runs go to one long-lived interpreter (see interactive.h for what survives a
+  // timeout) and ExecResult.value carries the repr of a run's last expression. Languages
+  // with a driver: python, javascript; the backend must support Executor::exec_detached.
+  bool interactive = false;
 };
 
 struct RunOptions {
@@ -111,6 +117,7 @@ class Session {
   bool stopping_ = false;
   std::thread watchdog_;
   int lib_counter_ = 0;
+  std::unique_ptr<InteractiveRunner> interactive_;  // set for interactive sessions
 };
 
 }  // namespace corral

@@ -1,5 +1,6 @@
 // Artifacts from real runs: matplotlib figures (on plt.show() and still open at exit, PNG or
-// SVG), R plots, files written to /sandbox/out, caps, and nothing twice or through a link.
+// SVG), plotly figures (fig.show(): standalone HTML), R plots, files written to /sandbox/out,
+// caps, and nothing twice or through a link.
 #include <nlohmann/json.hpp>
 
 #include "src/session/session.h"
@@ -108,6 +109,42 @@ TEST_F(Artifacts, OutputDirectoryFilesCapsAndLinks) {
   ASSERT_TRUE(next.ok());
   ASSERT_EQ(next->artifacts.size(), 1u);
   EXPECT_EQ(next->artifacts[0].bytes, "a,b\n1,2\n3,4\n");
+}
+
+TEST_F(Artifacts, PlotlyFiguresAsStandaloneHtml) {
+  for (bool interactive : {false, true}) {
+    SessionOptions o;
+    o.interactive = interactive;
+    o.artifacts.max_bytes_each = 32 << 20;  // plotly.js is inlined: Debian's is ~8.6 MB
+    auto s = Session::open(executor_, o);
+    ASSERT_TRUE(s.ok()) << s.status().to_string();
+    auto probe = (*s)->execute_command("/usr/bin/python3 -c 'import plotly'");
+    if (!probe.ok() || probe->status() != ExecStatus::kOk) GTEST_SKIP() << "python3-plotly is not installed";
+    auto r = (*s)->run("import plotly.graph_objects as go\n"
+                       "fig = go.Figure(go.Bar(x=['alpha', 'beta'], y=[3, 7]))\n"
+                       "fig.update_layout(title='corral plotly figure')\n"
+                       "fig.show()\n");
+    ASSERT_TRUE(r.ok());
+    ASSERT_EQ(r->status(), ExecStatus::kOk) << r->stderr_data;
+    ASSERT_EQ(r->artifacts.size(), 1u) << interactive;
+    const Artifact& a = r->artifacts[0];
+    EXPECT_EQ(a.mime, "text/html");
+    EXPECT_EQ(a.name.substr(a.name.size() - 5), ".html");
+    EXPECT_FALSE(a.truncated);
+    EXPECT_NE(a.bytes.find("<html"), std::string::npos);
+    EXPECT_NE(a.bytes.find("corral plotly figure"), std::string::npos) << "the figure's data";
+    EXPECT_NE(a.bytes.find("\"alpha\""), std::string::npos);
+    // plotly.js inlined, not loaded from a CDN: the page works offline.
+    EXPECT_EQ(a.bytes.find("src=\"https://cdn.plot.ly"), std::string::npos);
+    EXPECT_GT(a.size, 1u << 20);
+    // Written with write_html into the output directory: a file like any other.
+    auto w = (*s)->run("fig.write_html('/sandbox/out/chart.html', include_plotlyjs=False)\n");
+    ASSERT_TRUE(w.ok());
+    if (!interactive) continue;  // a new process: `fig` is gone, the run fails as it should
+    ASSERT_EQ(w->artifacts.size(), 1u) << w->stderr_data;
+    EXPECT_EQ(w->artifacts[0].name, "chart.html");
+    EXPECT_EQ(w->artifacts[0].mime, "text/html");
+  }
 }
 
 TEST_F(Artifacts, JsonCarriesThemBase64) {

@@ -44,6 +44,26 @@ TEST(ExecResult, JsonRoundTrip) {
   EXPECT_EQ(back->to_json(), j);
 }
 
+TEST(ExecResult, ValueOnlyWhenThereIsOne) {
+  ExecResult r;
+  r.set_status(ExecStatus::kOk);
+  EXPECT_FALSE(r.to_json().contains("value"));
+  auto none = ExecResult::from_json(r.to_json());
+  ASSERT_TRUE(none.ok()) << none.status().to_string();
+  EXPECT_FALSE(none->value.has_value());
+  r.value = "{'a': [1, 2]}";
+  nlohmann::json j = r.to_json();
+  EXPECT_EQ(j["value"], "{'a': [1, 2]}");
+  auto back = ExecResult::from_json(j);
+  ASSERT_TRUE(back.ok()) << back.status().to_string();
+  EXPECT_EQ(back->value, r.value);
+  EXPECT_EQ(back->to_json(), j);
+  r.value = "";  // an empty repr is still a value
+  EXPECT_EQ(ExecResult::from_json(r.to_json())->value, std::optional<std::string>(""));
+  j["value"] = 3;
+  EXPECT_FALSE(ExecResult::from_json(j).ok());
+}
+
 TEST(ExecResult, InvalidUtf8OutputStillSerialises) {
   ExecResult r;
   r.set_status(ExecStatus::kOk);

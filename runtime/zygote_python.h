@@ -1,0 +1,25 @@
+// The interpreter inside corral-zygote: CPython embedded, its preload list imported once in
+// the template, and the entry point a zygote sandbox's worker calls instead of execve.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "runtime/zygote.h"
+#include "src/core/status.h"
+
+namespace corral::runtime {
+
+// Starts the interpreter and imports options.preload, then runs options.warmup. Fills
+// `info` with {"python", "preloaded", "missing"}.
+Status python_start(const ZygoteOptions& options, nlohmann::json* info);
+
+// True if argv is a python3 invocation the template runs itself: [interp, (-u|-B|-E|-s|-q)*,
+// (-c CODE | FILE), args...]. Anything else (-m pip, the REPL, stdin) is exec'd as usual.
+// Allocation-free: corral-init calls it.
+bool python_accepts(char* const* argv);
+
+// In the worker, after every isolation step: runs the program as `python3 argv[1:]` would,
+// in a fresh __main__, with `envp` as os.environ. Returns the exit status.
+int python_interpret(char* const* argv, char* const* envp, const char* cwd);
+
+}  // namespace corral::runtime
