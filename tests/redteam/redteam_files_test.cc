@@ -158,7 +158,7 @@ TEST_F(Redteam, Row40_ManyParallelRequestsLeakNothing) {
   auto t0 = std::chrono::steady_clock::now();
   std::vector<std::unique_ptr<Sandbox>> held;
   for (int i = 0; i < kHeld; ++i) {
-    auto sb = ex_.create(SandboxSpec{*policy});
+    auto sb = ex_.create(Spec(*policy));
     if (sb.ok()) held.push_back(std::move(sb).value());
     else EXPECT_FALSE(sb.status().message().empty()) << "refused without a reason";
   }
@@ -178,7 +178,7 @@ TEST_F(Redteam, Row40_ManyParallelRequestsLeakNothing) {
       for (int j = 0; j < kOneShotsPerThread; ++j) {
         ExecRequest q;
         q.argv = {"/bin/true"};
-        auto r = ex_.run_once(SandboxSpec{*policy}, q);
+        auto r = ex_.run_once(Spec(*policy), q);
         if (r.ok() && r->status() == ExecStatus::kOk) ok++;
         else if (!r.ok() ? !r.status().message().empty() : !r->message.empty()) clear_errors++;
         else unclear++;
@@ -196,7 +196,7 @@ TEST_F(Redteam, Row40_ManyParallelRequestsLeakNothing) {
   EXPECT_EQ(ok + clear_errors, kHeld + kThreads * kOneShotsPerThread);
   EXPECT_EQ(count_fds(), fds0) << "file descriptors leaked";
   EXPECT_EQ(count_mounts(), mounts0) << "mounts leaked into the host namespace";
-  EXPECT_TRUE(eventually(3000, [] { return children_of(getpid()).empty(); })) << "sandbox processes left behind";
+  EXPECT_TRUE(eventually(3000, [&] { return sandbox_processes().empty(); })) << "sandbox processes left behind";
 }
 
 }  // namespace

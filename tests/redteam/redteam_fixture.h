@@ -7,6 +7,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <memory>
 #include <ostream>
@@ -63,6 +65,34 @@ inline void ExpectSafeOrOom(const ExecResult& r, int min_safe) {
   EXPECT_TRUE(p.unsafe.empty()) << "held more than the limit before the oom kill\n" << describe(r);
 }
 
+// CORRAL_REDTEAM_ZYGOTE=1: every sandbox the fixture makes is forked from a python zygote
+// (runtime/zygote.h, started once per process), so the same probes check that path.
+// CORRAL_REDTEAM_ZYGOTE=light: the same with nothing preloaded (the cgroup v2 VM, where
+// importing pandas under software emulation would take minutes).
+inline bool zygote_mode() {
+  const char* v = getenv("CORRAL_REDTEAM_ZYGOTE");
+  return v && (std::string(v) == "1" || std::string(v) == "light");
+}
+inline runtime::ZygoteOptions redteam_zygote_options() {
+  runtime::ZygoteOptions o;
+  const char* v = getenv("CORRAL_REDTEAM_ZYGOTE");
+  if (v && std::string(v) == "light") o.preload = {}, o.warmup = "";
+  return o;
+}
+
+// One executor per process (sandboxes are independent; a zygote takes seconds to start).
+inline runtime::NativeExecutor& shared_executor() {
+  static runtime::NativeExecutor* ex = [] {
+    auto* e = new runtime::NativeExecutor();
+    if (zygote_mode()) {
+      Status s = e->start_zygote(redteam_zygote_options());
+      if (!s.ok()) fprintf(stderr, "redteam: the zygote did not start: %s\n", s.to_string().c_str());
+    }
+    return e;
+  }();
+  return *ex;
+}
+
 class Redteam : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -85,6 +115,22 @@ class Redteam : public ::testing::Test {
     return Policy::from_json(j);
   }
 
+  // Processes sandboxes of this fixture leave behind: its children, and in zygote mode the
+  // template's children (the template itself lives as long as the executor).
+  std::vector<pid_t> sandbox_processes() {
+    std::vector<pid_t> out = children_of(getpid());
+    auto info = ex_.zygote_info();
+    if (info.contains("python")) {
+      pid_t tpl = info["python"]["pid"].get<pid_t>();
+      out.erase(std::remove(out.begin(), out.end(), tpl), out.end());
+      for (pid_t p : children_of(tpl)) out.push_back(p);
+    }
+    return out;
+  }
+
+  // Sandboxes of this run's kind: forked from the zygote in zygote mode, cold otherwise.
+  static SandboxSpec Spec(const Policy& p) { return SandboxSpec{p, zygote_mode() ? "python" : ""}; }
+
   // Creates a sandbox; *init_pid gets its corral-init's host pid (a new child of this process).
   std::unique_ptr<Sandbox> Create(const json& extra = json::object(), pid_t* init_pid = nullptr) {
     auto policy = MakePolicy(extra);
@@ -92,15 +138,24 @@ class Redteam : public ::testing::Test {
       ADD_FAILURE() << "policy: " << policy.status().to_string();
       return nullptr;
     }
-    std::vector<pid_t> before = children_of(getpid());
-    auto sb = ex_.create(SandboxSpec{*policy});
+    // A zygote sandbox's init is the template's child, not this process's.
+    pid_t parent = getpid();
+    if (zygote_mode()) {
+      auto info = ex_.zygote_info();
+      if (info.contains("python")) parent = info["python"]["pid"].get<pid_t>();
+    }
+    std::vector<pid_t> before = children_of(parent);
+    auto sb = ex_.create(Spec(*policy));
     if (!sb.ok()) {
       ADD_FAILURE() << "create: " << sb.status().to_string();
       return nullptr;
     }
+    if (zygote_mode() && !runtime::NativeExecutor::from_zygote(**sb)) {
+      ADD_FAILURE() << "CORRAL_REDTEAM_ZYGOTE=1 but the sandbox was made cold";
+    }
     if (init_pid) {
       *init_pid = 0;
-      for (pid_t p : children_of(getpid())) {
+      for (pid_t p : children_of(parent)) {
         if (std::find(before.begin(), before.end(), p) == before.end()) *init_pid = p;
       }
     }
@@ -142,7 +197,7 @@ class Redteam : public ::testing::Test {
   }
 
   std::string dir_;
-  runtime::NativeExecutor ex_;
+  runtime::NativeExecutor& ex_ = shared_executor();
 };
 
 }  // namespace corral::redteam

@@ -251,9 +251,15 @@ TEST_F(Redteam, Row10_SandboxDiesWithSupervisor) {
   if (sup == 0) {
     close(p[0]);
     NativeExecutor ex;
-    auto sb = ex.create(SandboxSpec{*policy});
+    // Zygote mode: supervisor -> template -> init; killing the supervisor must still end it.
+    pid_t parent = getpid();
+    if (zygote_mode()) {
+      if (!ex.start_zygote(runtime::ZygoteOptions{.preload = {"json"}, .warmup = ""}).ok()) _exit(4);
+      parent = ex.zygote_info()["python"]["pid"].get<pid_t>();
+    }
+    auto sb = ex.create(Spec(*policy));
     if (!sb.ok()) _exit(2);
-    std::vector<pid_t> kids = children_of(getpid());
+    std::vector<pid_t> kids = children_of(parent);
     std::string msg = std::to_string(kids.empty() ? 0 : kids[0]) + "\n";
     ExecRequest q;
     q.argv = {"/probes/row10_kill_supervisor", "sleep"};

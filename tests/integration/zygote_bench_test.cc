@@ -1,0 +1,196 @@
+// Measurements for the python zygote, printed as a markdown section (never asserted):
+// `print(1)` and a pandas snippet, bare vs cold vs forked from the zygote (one-shot, and exec
+// in a zygote sandbox made ahead of time, as a warm pool hands out), and HumanEval
+// throughput with two workers. Disabled in the test run; tools/bench runs it with
+// --gtest_also_run_disabled_tests. Environment:
+//   CORRAL_BENCH_RUNS (default 50), CORRAL_BENCH_OUT (file, appended),
+//   CORRAL_BENCH_HUMANEVAL_DIR (one NNN.py program per problem; the throughput rows are
+//   skipped without it).
+#include <dirent.h>
+
+#include <atomic>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "tests/integration/bench_support.h"
+#include "tests/integration/sandbox_fixture.h"
+
+namespace corral::testing {
+namespace {
+
+using runtime::NativeExecutor;
+
+constexpr char kPandas[] = "import pandas as pd; print(pd.DataFrame({'a':[1,2]}).sum())";
+
+Policy python_policy() {
+  auto p = Policy::from_json_text(R"({"seccomp": "python"})");
+  return p.ok() ? *p : Policy{};
+}
+
+struct Timed {
+  std::vector<double> ms;
+  int failures = 0;
+};
+
+// One sandbox per run (create + exec + destroy), cold or from the zygote.
+Timed one_shot(NativeExecutor& ex, const std::string& zygote, const std::string& code, size_t runs) {
+  Timed t;
+  ExecRequest req;
+  req.argv = {"/usr/bin/python3", "-c", code};
+  for (size_t i = 0; i < runs; ++i) {
+    auto t0 = Clock::now();
+    auto r = ex.run_once(SandboxSpec{python_policy(), zygote}, req);
+    t.ms.push_back(ms_since(t0));
+    t.failures += !r.ok() || r->status() != ExecStatus::kOk;
+  }
+  return t;
+}
+
+// Exec only, each in a sandbox created beforehand (what a warm pool hands out).
+Timed pre_created(NativeExecutor& ex, const std::string& zygote, const std::string& code, size_t runs) {
+  Timed t;
+  ExecRequest req;
+  req.argv = {"/usr/bin/python3", "-c", code};
+  for (size_t i = 0; i < runs; ++i) {
+    auto sb = ex.create(SandboxSpec{python_policy(), zygote});
+    if (!sb.ok()) {
+      ++t.failures;
+      continue;
+    }
+    auto t0 = Clock::now();
+    auto r = ex.exec(**sb, req);
+    t.ms.push_back(ms_since(t0));
+    t.failures += !r.ok() || r->status() != ExecStatus::kOk;
+    ex.destroy(**sb);
+  }
+  return t;
+}
+
+Timed bare(const std::string& code, size_t runs) {
+  Timed t;
+  std::string c = code;
+  char* argv[] = {const_cast<char*>("/usr/bin/python3"), const_cast<char*>("-c"), c.data(), nullptr};
+  for (size_t i = 0; i < runs; ++i) {
+    int st = 0;
+    t.ms.push_back(bare_run_ms(argv, &st));
+    t.failures += !WIFEXITED(st) || WEXITSTATUS(st) != 0;
+  }
+  return t;
+}
+
+std::vector<std::string> read_programs(const std::string& dir) {
+  std::vector<std::string> names;
+  if (DIR* d = opendir(dir.c_str())) {
+    while (dirent* e = readdir(d)) {
+      std::string n = e->d_name;
+      if (n.size() > 3 && n.substr(n.size() - 3) == ".py") names.push_back(n);
+    }
+    closedir(d);
+  }
+  std::sort(names.begin(), names.end());
+  std::vector<std::string> out;
+  for (const auto& n : names) {
+    std::ifstream f(dir + "/" + n);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    out.push_back(ss.str());
+  }
+  return out;
+}
+
+// `workers` threads take programs off a shared counter; returns {seconds, failures}.
+template <typename RunOne>
+std::pair<double, int> throughput(const std::vector<std::string>& programs, int workers, RunOne run_one) {
+  std::atomic<size_t> next{0};
+  std::atomic<int> failures{0};
+  auto t0 = Clock::now();
+  std::vector<std::thread> threads;
+  for (int w = 0; w < workers; ++w) {
+    threads.emplace_back([&] {
+      for (size_t i; (i = next.fetch_add(1)) < programs.size();) failures += !run_one(programs[i]);
+    });
+  }
+  for (auto& t : threads) t.join();
+  return {ms_since(t0) / 1000.0, failures.load()};
+}
+
+TEST(DISABLED_ZygoteBench, Python) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root";
+  const size_t runs = env_count("CORRAL_BENCH_RUNS", 50);
+  const char* out_path = getenv("CORRAL_BENCH_OUT");
+  NativeExecutor ex;
+  Status started = ex.start_zygote(runtime::ZygoteOptions{});
+  ASSERT_TRUE(started.ok()) << started.to_string();
+  auto info = ex.zygote_info()["python"];
+
+  std::ostringstream md;
+  md << "## Zygote: python with numpy, pandas and matplotlib imported once\n\n"
+     << "Measured in one process by `tests/integration/zygote_bench_test.cc` (run by `tools/bench`): "
+     << runs << " runs per row after one warm-up; bare is `posix_spawn` + `waitpid` of `/usr/bin/python3 -c CODE` "
+     << "with stdout to /dev/null (as hyperfine -N). The template started in " << info["start_ms"] << " ms "
+     << "(python " << info["python"].get<std::string>() << ", preloaded " << info["preloaded"].dump() << ").\n"
+     << "One-shot rows include creating and destroying the sandbox; pre-created rows time the exec in a sandbox "
+     << "made beforehand, as a warm pool hands it out.\n\n"
+     << "| what | min | median | max | unit |\n|---|---|---|---|---|\n";
+  auto emit = [&](const std::string& what, const Timed& t) {
+    md << row(what + (t.failures ? " (" + std::to_string(t.failures) + " failed)" : ""), t.ms, "ms", "");
+  };
+  one_shot(ex, "python", "pass", 2);  // warm-up: page cache, seccomp cache, cgroup subtree
+  Timed b1 = bare("print(1)", runs);
+  emit("`print(1)`: bare python3", b1);
+  emit("`print(1)`: corral cold one-shot (in process)", one_shot(ex, "", "print(1)", runs));
+  Timed z1 = one_shot(ex, "python", "print(1)", runs);
+  emit("`print(1)`: corral zygote one-shot", z1);
+  Timed p1 = pre_created(ex, "python", "print(1)", runs);
+  emit("`print(1)`: corral zygote, pre-created sandbox", p1);
+  emit("`print(1)`: corral cold, pre-created sandbox", pre_created(ex, "", "print(1)", runs));
+
+  const size_t slow_runs = std::max<size_t>(5, runs / 5);
+  Timed bp = bare(kPandas, slow_runs);
+  emit("pandas snippet: bare python3 (" + std::to_string(slow_runs) + " runs)", bp);
+  Timed zp = one_shot(ex, "python", kPandas, runs);
+  emit("pandas snippet: corral zygote one-shot", zp);
+  Timed pp = pre_created(ex, "python", kPandas, runs);
+  emit("pandas snippet: corral zygote, pre-created sandbox", pp);
+  char ratio[512];
+  snprintf(ratio, sizeof ratio,
+           "\nMedians: pandas snippet bare %.1f ms vs zygote one-shot %.1f ms (%.1fx faster), pre-created %.1f ms "
+           "(%.1fx). `print(1)`: zygote pre-created %+.2f ms against bare.\n",
+           median(bp.ms), median(zp.ms), median(bp.ms) / median(zp.ms), median(pp.ms), median(bp.ms) / median(pp.ms),
+           median(p1.ms) - median(b1.ms));
+  md << ratio;
+
+  if (const char* dir = getenv("CORRAL_BENCH_HUMANEVAL_DIR"); dir && *dir) {
+    auto programs = read_programs(dir);
+    auto bare_one = [](const std::string& code) {
+      std::string c = code;
+      char* argv[] = {const_cast<char*>("/usr/bin/python3"), const_cast<char*>("-c"), c.data(), nullptr};
+      int st = 0;
+      return bare_run_ms(argv, &st) >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0;
+    };
+    auto corral_one = [&](const std::string& code) {
+      ExecRequest req;
+      req.argv = {"/usr/bin/python3", "-c", code};
+      auto r = ex.run_once(SandboxSpec{python_policy(), "python"}, req);
+      return r.ok() && r->status() == ExecStatus::kOk;
+    };
+    auto [bs, bf] = throughput(programs, 2, bare_one);
+    auto [zs, zf] = throughput(programs, 2, corral_one);
+    snprintf(ratio, sizeof ratio,
+             "\nHumanEval, %zu problems, 2 workers: bare %.2f s (%.1f runs/s, %d failed); corral zygote one-shot "
+             "%.2f s (%.1f runs/s, %d failed): throughput ratio %.2f of bare.\n",
+             programs.size(), bs, programs.size() / bs, bf, zs, programs.size() / zs, zf, bs / zs);
+    md << ratio;
+  }
+  md << "\nSandboxes forked from the zygote: " << ex.zygote_hits() << "; cold although asked for: "
+     << ex.zygote_fallbacks() << ".\n\n";
+  if (out_path) {
+    std::ofstream(out_path, std::ios::app) << md.str();
+  } else {
+    std::cout << md.str();
+  }
+}
+
+}  // namespace
+}  // namespace corral::testing
