@@ -37,6 +37,9 @@ struct ServiceOptions {
   std::string library_dir;
   // Used for sessions and one-shot runs; null: the service's executor creates and destroys.
   SandboxSource* source = nullptr;
+  // Not owned; must outlive the service. Set: used instead of make_executor(backend) (tests
+  // and fuzzing drive the servers on an in-memory executor).
+  Executor* executor = nullptr;
 };
 
 // Limits and policy a request may set; unset fields keep the service's defaults.
@@ -93,6 +96,8 @@ class Service {
   // Runs in a session, counted against max_concurrent like execute().
   StatusOr<ExecResult> run(const std::string& id, const std::string& code, const RunOptions& options = {});
   StatusOr<ExecResult> command(const std::string& id, const std::string& command, const RunOptions& options = {});
+  // Installs libraries (names resolved in library_dir) into a session; counted like run().
+  StatusOr<ExecResult> install(const std::string& id, const std::vector<std::string>& libraries);
 
   // [{"name","version","available","compiled","file"}...] for every language handler.
   nlohmann::json languages() const;
