@@ -1,4 +1,6 @@
 #include "runtime/files.h"
+
+#include "src/core/sandbox_path.h"
 #include "src/core/unique_fd.h"
 
 #include <fcntl.h>
@@ -45,26 +47,6 @@ int open_beneath(int root_fd, const std::string& path, uint64_t flags, mode_t mo
   return static_cast<int>(fd);
 }
 
-// "/a/b/c" -> {"a","b","c"}; rejects empty and "." / ".." components so that a request can
-// never even ask for a path outside the root (RESOLVE_IN_ROOT would clamp it anyway).
-StatusOr<std::vector<std::string>> split(const std::string& field, const std::string& workdir,
-                                         const std::string& path) {
-  if (path.empty()) return InvalidArgument(field, "path is empty");
-  if (path.find('\0') != std::string::npos) return InvalidArgument(field, "path contains NUL");
-  std::string full = path[0] == '/' ? path : workdir + "/" + path;
-  std::vector<std::string> parts;
-  size_t i = 0;
-  while (i < full.size()) {
-    size_t j = full.find('/', i);
-    if (j == std::string::npos) j = full.size();
-    std::string part = full.substr(i, j - i);
-    if (part == "." || part == "..") return InvalidArgument(field, "path must not contain '.' or '..': " + path);
-    if (!part.empty()) parts.push_back(part);
-    i = j + 1;
-  }
-  if (parts.empty()) return InvalidArgument(field, "path names the root directory: " + path);
-  return parts;
-}
 
 std::string join(const std::vector<std::string>& parts, size_t n) {
   std::string out = "/";
@@ -96,7 +78,7 @@ Status write_files_beneath(int root_fd, const std::string& workdir, const std::v
   for (size_t i = 0; i < files.size(); ++i) {
     const FileEntry& f = files[i];
     const std::string field = "files[" + std::to_string(i) + "].path";
-    auto parts = split(field, workdir, f.path);
+    auto parts = split_sandbox_path(field, workdir, f.path);
     if (!parts.ok()) return parts.status();
     auto dir = make_parents(root_fd, *parts);
     if (!dir.ok()) return dir.status();
@@ -127,7 +109,7 @@ StatusOr<std::vector<FileEntry>> read_files_beneath(int root_fd, const std::stri
   AsSandboxUser as_user(uid, gid);
   std::vector<FileEntry> out;
   for (size_t i = 0; i < paths.size(); ++i) {
-    auto parts = split("paths[" + std::to_string(i) + "]", workdir, paths[i]);
+    auto parts = split_sandbox_path("paths[" + std::to_string(i) + "]", workdir, paths[i]);
     if (!parts.ok()) return parts.status();
     Fd fd(open_beneath(root_fd, join(*parts, parts->size()), O_RDONLY | O_NOFOLLOW | O_NONBLOCK));
     if (fd.get() < 0) {

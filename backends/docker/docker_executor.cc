@@ -15,6 +15,7 @@
 #include "backends/common/tar.h"
 #include "backends/docker/exec_stream.h"
 #include "backends/docker/seccomp_json.h"
+#include "src/core/sandbox_path.h"
 
 namespace corral::docker {
 
@@ -50,22 +51,12 @@ StatusOr<nlohmann::json> parse_json(const std::string& step, const std::string& 
 }
 
 // "/sandbox/a/b" or "a/b" -> "a/b" beneath the workdir; the native backend's rules
-// (runtime/files.cc): no empty path, no NUL, no "." or ".." component. Paths outside the workdir
+// (src/core/sandbox_path.h): no empty path, no NUL, no "." or ".." component. Paths outside the workdir
 // are refused: the engines' archive API can only reach the workdir's volume.
 StatusOr<std::string> beneath_workdir(const std::string& field, const std::string& workdir, const std::string& path) {
-  if (path.empty()) return InvalidArgument(field, "path is empty");
-  if (path.find('\0') != std::string::npos) return InvalidArgument(field, "path contains NUL");
-  std::string full = path[0] == '/' ? path : workdir + "/" + path;
-  std::vector<std::string> parts;
-  size_t i = 0;
-  while (i < full.size()) {
-    size_t j = full.find('/', i);
-    if (j == std::string::npos) j = full.size();
-    std::string part = full.substr(i, j - i);
-    if (part == "." || part == "..") return InvalidArgument(field, "path must not contain '.' or '..': " + path);
-    if (!part.empty()) parts.push_back(part);
-    i = j + 1;
-  }
+  auto split = split_sandbox_path(field, workdir, path);
+  if (!split.ok()) return split.status();
+  const std::vector<std::string>& parts = *split;
   std::string rel, wd;
   for (const std::string& p : parts) rel += (rel.empty() ? "" : "/") + p;
   for (size_t k = 0; k < workdir.size();) {

@@ -1,6 +1,7 @@
 #include "src/http/json_request.h"
 
 #include "src/core/json_fields.h"
+#include "src/core/sandbox_path.h"
 
 namespace corral::http {
 namespace {
@@ -46,21 +47,7 @@ StatusOr<nlohmann::json> parse_json_object(const std::string& body) {
   return j;
 }
 
-Status check_file_path(const std::string& path, const std::string& field) {
-  if (path.empty()) return InvalidArgument(field, "must not be empty");
-  if (path.size() > 4096) return InvalidArgument(field, "is longer than 4096 bytes");
-  if (path.find('\0') != std::string::npos) return InvalidArgument(field, "must not contain a NUL byte");
-  size_t start = 0;
-  while (start <= path.size()) {
-    size_t end = path.find('/', start);
-    if (end == std::string::npos) end = path.size();
-    if (end - start == 2 && path.compare(start, 2, "..") == 0) {
-      return InvalidArgument(field, "'..' is not allowed in file paths");
-    }
-    start = end + 1;
-  }
-  return Status::Ok();
-}
+Status check_file_path(const std::string& path, const std::string& field) { return check_sandbox_path(path, field); }
 
 StatusOr<ExecuteBody> parse_execute(const nlohmann::json& j) {
   ExecuteBody out;

@@ -10,6 +10,7 @@
 #include <condition_variable>
 #include <thread>
 
+#include "src/core/sandbox_path.h"
 #include "src/lang/language.h"
 #include "src/security/security_policy.h"
 
@@ -58,23 +59,6 @@ bool valid_library_name(const std::string& name) {
   });
 }
 
-// Relative or absolute sandbox paths are fine (the executor resolves beneath the sandbox
-// root); ".." components, NULs and empty components are refused here, at the edge.
-Status check_sandbox_path(const std::string& path, const std::string& field) {
-  if (path.empty()) return InvalidArgument(field, "must not be empty");
-  if (path.size() > 4096) return InvalidArgument(field, "is longer than 4096 bytes");
-  if (path.find('\0') != std::string::npos) return InvalidArgument(field, "must not contain a NUL byte");
-  size_t start = 0;
-  while (start <= path.size()) {
-    size_t end = path.find('/', start);
-    if (end == std::string::npos) end = path.size();
-    if (path.compare(start, end - start, "..") == 0 && end - start == 2) {
-      return InvalidArgument(field, "'" + path + "': '..' is not allowed in sandbox paths");
-    }
-    start = end + 1;
-  }
-  return Status::Ok();
-}
 
 // ServiceOptions::executor, which the service does not own, behind the unique_ptr it keeps.
 class BorrowedExecutor : public Executor {
