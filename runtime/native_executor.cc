@@ -368,6 +368,10 @@ Status NativeExecutor::destroy(Sandbox& sandbox) {
 }
 
 Status NativeExecutor::start_zygote(const ZygoteOptions& options) {
+  // cgroup v2: detecting the driver moves this process into its supervisor leaf (no
+  // internal processes). The template must be born there too, not left behind in the
+  // cgroup corral started in, where it would block that move for every later detection.
+  (void)cgroups();
   ZygoteOptions o = options;
   o.state_dir = options_.state_dir;
   auto z = Zygote::start(o);

@@ -110,3 +110,15 @@ for s in $SCENARIOS; do
     echo "FAIL mcp-conformance: $s (exit $rc; ${summary:-no summary}): $(echo "$out" | grep -E 'Error:' | head -3 | tr '\n' ' ')"
   fi
 done
+
+# The README's "By hand" example, as written (sudo and the build path swapped for this binary).
+readme=$HERE/../../README.md
+example=$(sed -n '/^## MCP server/,/^## /p' "$readme" | sed -n '/^```sh$/,/^```$/p' | sed '1d;$d' |
+  sed "s#sudo build/src/cli/corral#\"\$CORRAL\"#")
+if [ -z "$example" ]; then
+  echo "FAIL mcp-readme: no sh example in the README's MCP section"
+elif out=$(CORRAL=$CORRAL timeout 60 bash -c "$example" 2>/dev/null) && echo "$out" | grep -q '42\\n'; then
+  echo "PASS mcp-readme: the README's by-hand example prints 42"
+else
+  echo "FAIL mcp-readme: the README's by-hand example: $(echo "$out" | tail -2 | cut -c1-300)"
+fi

@@ -175,13 +175,16 @@ TEST(DISABLED_ZygoteBench, Python) {
       auto r = ex.run_once(SandboxSpec{python_policy(), "python"}, req);
       return r.ok() && r->status() == ExecStatus::kOk;
     };
-    auto [bs, bf] = throughput(programs, 2, bare_one);
-    auto [zs, zf] = throughput(programs, 2, corral_one);
-    snprintf(ratio, sizeof ratio,
-             "\nHumanEval, %zu problems, 2 workers: bare %.2f s (%.1f runs/s, %d failed); corral zygote one-shot "
-             "%.2f s (%.1f runs/s, %d failed): throughput ratio %.2f of bare.\n",
-             programs.size(), bs, programs.size() / bs, bf, zs, programs.size() / zs, zf, bs / zs);
-    md << ratio;
+    md << "\n| HumanEval, " << programs.size() << " problems | workers | bare s | corral zygote s | "
+       << "bare runs/s | corral runs/s | failed (bare/corral) | corral throughput / bare |\n"
+       << "|---|---|---|---|---|---|---|---|\n";
+    for (int workers : {1, 2}) {
+      auto [bs, bf] = throughput(programs, workers, bare_one);
+      auto [zs, zf] = throughput(programs, workers, corral_one);
+      snprintf(ratio, sizeof ratio, "| one sandbox per problem | %d | %.2f | %.2f | %.1f | %.1f | %d/%d | %.2f |\n",
+               workers, bs, zs, programs.size() / bs, programs.size() / zs, bf, zf, bs / zs);
+      md << ratio;
+    }
   }
   md << "\nSandboxes forked from the zygote: " << ex.zygote_hits() << "; cold although asked for: "
      << ex.zygote_fallbacks() << ".\n\n";

@@ -120,7 +120,7 @@ for what, data in (("environ", env_block), ("cmdline", cmdline)):
     else:
         report(30, True, "no template or corral data in /proc/self/%s" % what)
 report(30, not any(k.startswith("CORRAL_TOKEN") for k in os.environ), "no tokens in os.environ")
-report(30, os.environ.get("HOME", "") != "/var/cache/corral/zygote", "HOME is not the template's")
+report(30, os.environ.get("HOME", "") != "/var/cache/" + "corral/zygote", "HOME is not the template's")
 fds = sorted(int(f) for f in os.listdir("/proc/self/fd"))
 report(37, fds[:3] == [0, 1, 2] and len(fds) <= 4, "only stdio open (%s)" % fds)
 import gc
