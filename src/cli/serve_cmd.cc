@@ -68,7 +68,7 @@ int serve_command(const std::vector<std::string>& args) {
   desc.add_options()("help", "show this help")(
       "socket", po::value<std::string>(), (std::string("unix socket path (default ") + kDefaultSocket + ")").c_str())(
       "socket-group", po::value<std::string>(), "group owning the socket (mode 0660)")(
-      "listen", po::value<std::string>(), "also listen on TCP HOST:PORT (needs --token-file off loopback)")(
+      "listen", po::value<std::string>(), "also listen on TCP HOST:PORT (needs --token-file)")(
       "token-file", po::value<std::string>(), "bearer token TCP clients must send")(
       "backend", po::value<std::string>(), "native (default), docker or podman")(
       "max-sessions", po::value<std::string>(), "open sessions at once (default 64)")(
@@ -202,7 +202,7 @@ int serve_command(const std::vector<std::string>& args) {
   if (!server.ok()) return usage_error("serve: " + server.status().to_string());
   fprintf(stderr, "corral: serving on unix:%s", sv.socket_path.c_str());
   if (!sv.listen.empty()) {
-    fprintf(stderr, " and http://%s%s", (*server)->tcp_address().c_str(), ao.token ? "" : " (no token: loopback only)");
+    fprintf(stderr, " and http://%s", (*server)->tcp_address().c_str());
   }
   fprintf(stderr, " (backend %s, pid %d)\n", so.backend.name.c_str(), getpid());
 

@@ -255,6 +255,12 @@ StatusOr<std::unique_ptr<Server>> Server::start(Api& api, ServerOptions options)
                                            "' is not a loopback address: TCP beyond this machine needs "
                                            "--token-file (a bearer token)");
     }
+    // Loopback too: every local user can reach a loopback port. The unix socket, whose mode
+    // and group say who may connect, is the way without a token.
+    if (!s->options_.have_token) {
+      return InvalidArgument("listen", "TCP needs --token-file (a bearer token), even on loopback, where any "
+                                       "local user could connect; the unix socket needs none");
+    }
     int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (fd < 0) return SysError("socket", s->options_.listen);
     s->listen_fds_.push_back(fd);  // closed by the destructor on error

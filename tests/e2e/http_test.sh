@@ -73,6 +73,9 @@ done
 out=$("$CORRAL" serve --socket "$TMP/never.sock" --listen 0.0.0.0:0 2>&1); code=$?
 if [ $code = 2 ] && grep -q "token" <<<"$out"; then pass "TCP off loopback without a token refuses to start"
 else fail "TCP off loopback without a token: exit $code: $out"; fi
+out=$("$CORRAL" serve --socket "$TMP/never.sock" --listen 127.0.0.1:0 2>&1); code=$?
+if [ $code = 2 ] && grep -q "token" <<<"$out"; then pass "TCP on loopback without a token refuses to start too"
+else fail "TCP on loopback without a token: exit $code: $out"; fi
 
 # ---------------------------------------------------------------- the unix socket
 mkdir -p "$TMP/libs"
