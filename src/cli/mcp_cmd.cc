@@ -61,6 +61,7 @@ int mcp_command(const std::vector<std::string>& args) {
   po::options_description desc("usage: corral mcp [options]  (MCP over stdio: JSON-RPC lines on stdin/stdout)");
   desc.add_options()("help", "show this help")("backend", po::value<std::string>()->default_value("native"),
                                                "where sandboxes run: native, docker or podman")(
+      "image", po::value<std::string>(), "docker/podman: the image sandboxes start from (default $CORRAL_IMAGE)")(
       "library-dir", po::value<std::string>(), "local packages execute_code may install by name (no network)")(
       "max-sessions", po::value<size_t>()->default_value(16), "sessions open at once")(
       "max-concurrent", po::value<size_t>()->default_value(4), "executions running at once");
@@ -69,6 +70,7 @@ int mcp_command(const std::vector<std::string>& args) {
 
   ServiceOptions so;
   so.backend.name = vm["backend"].as<std::string>();
+  if (vm.count("image")) so.backend.image = vm["image"].as<std::string>();
   if (vm.count("library-dir")) so.library_dir = vm["library-dir"].as<std::string>();
   so.max_sessions = vm["max-sessions"].as<size_t>();
   so.max_concurrent = vm["max-concurrent"].as<size_t>();

@@ -69,7 +69,8 @@ int pool_run(const std::vector<std::string>& args) {
                                                              "sandboxes kept idle (min_size)")(
       "runs", po::value<std::string>()->default_value("10"), "how many times to run the code")(
       "concurrency", po::value<std::string>()->default_value("1"), "sessions at once (threads)")(
-      "policy", po::value<std::string>(), "policy JSON file")("backend", po::value<std::string>(), "backend (native)")(
+      "policy", po::value<std::string>(), "policy JSON file")("backend", po::value<std::string>(), "native (default), docker or podman")(
+      "image", po::value<std::string>(), "docker/podman: the image sandboxes start from (default $CORRAL_IMAGE)")(
       "json", po::bool_switch(), "print every run, the summary and the pool stats as JSON")(
       "file", po::value<std::string>(), "source file");
   po::positional_options_description pos;
@@ -108,6 +109,7 @@ int pool_run(const std::vector<std::string>& args) {
   }
   BackendOptions backend;
   if (vm.count("backend")) backend.name = vm["backend"].as<std::string>();
+  if (vm.count("image")) backend.image = vm["image"].as<std::string>();
   auto executor = make_executor(backend);
   if (!executor.ok()) return usage_error("--backend: " + executor.status().to_string());
   const bool json = vm["json"].as<bool>();

@@ -71,6 +71,7 @@ int serve_command(const std::vector<std::string>& args) {
       "listen", po::value<std::string>(), "also listen on TCP HOST:PORT (needs --token-file)")(
       "token-file", po::value<std::string>(), "bearer token TCP clients must send")(
       "backend", po::value<std::string>(), "native (default), docker or podman")(
+      "image", po::value<std::string>(), "docker/podman: the image sandboxes start from (default $CORRAL_IMAGE)")(
       "max-sessions", po::value<std::string>(), "open sessions at once (default 64)")(
       "max-concurrent", po::value<std::string>(), "executions at once (default 4); beyond: 429")(
       "max-body", po::value<std::string>(), "largest request body, e.g. 16M (default)")(
@@ -108,6 +109,7 @@ int serve_command(const std::vector<std::string>& args) {
     sv.have_token = true;
   }
   if (vm.count("backend")) so.backend.name = vm["backend"].as<std::string>();
+  if (vm.count("image")) so.backend.image = vm["image"].as<std::string>();
   if (vm.count("max-sessions")) {
     auto n = parse_count(vm["max-sessions"].as<std::string>(), 1, 100000);
     if (!n) return usage_error("--max-sessions: a whole number from 1 to 100000");
