@@ -330,6 +330,17 @@ bool Pool::healthy(Sandbox& sb) {
   return r.ok() && r->status() == ExecStatus::kOk;
 }
 
+// The health check of an entry taken out of idle_/recycle_, run without the lock (it execs).
+bool Pool::check_unlocked(std::unique_lock<std::mutex>& lock, Entry& e) {
+  checking_++;
+  lock.unlock();
+  const bool ok = healthy(*e.sandbox);
+  lock.lock();
+  checking_--;
+  counters_.health_checks++;
+  return ok;
+}
+
 // Keeps min_size sandboxes idle (or on their way), within max_size; backs off after errors
 // so a host that cannot create sandboxes is not hammered.
 void Pool::refill_loop() {
@@ -393,12 +404,7 @@ void Pool::janitor_loop() {
       if (due != idle_.end()) {
         Entry e = std::move(*due);
         idle_.erase(due);
-        checking_++;
-        lock.unlock();
-        const bool ok = healthy(*e.sandbox);
-        lock.lock();
-        checking_--;
-        counters_.health_checks++;
+        const bool ok = check_unlocked(lock, e);
         if (ok && !stopping_) {
           e.checked = Clock::now();
           idle_.push_back(std::move(e));
@@ -446,12 +452,7 @@ void Pool::reaper_loop() {
     if (!recycle_.empty()) {
       Entry e = std::move(recycle_.front());
       recycle_.pop_front();
-      checking_++;
-      lock.unlock();
-      const bool ok = healthy(*e.sandbox);
-      lock.lock();
-      checking_--;
-      counters_.health_checks++;
+      const bool ok = check_unlocked(lock, e);
       if (ok && !stopping_) {
         e.idle_since = e.checked = Clock::now();
         counters_.reused++;

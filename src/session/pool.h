@@ -133,6 +133,7 @@ class Pool : public SandboxSource {
   bool too_old_locked(const Entry& e, Clock::time_point now, bool* by_lifetime) const;
   void destroy_later_locked(std::unique_ptr<Sandbox> sb);
   bool healthy(Sandbox& sb);
+  bool check_unlocked(std::unique_lock<std::mutex>& lock, Entry& e);
   void refill_loop();
   void janitor_loop();
   void reaper_loop();
