@@ -66,9 +66,7 @@ class Languages : public SandboxTest, public ::testing::WithParamInterface<Sampl
     req.code = code;
     req.stdin_data = stdin_data;
     req.policy.limits.wall_ms = wall_ms;
-    auto r = lang::run_code(executor_, req);
-    EXPECT_TRUE(r.ok()) << r.status().to_string();
-    return r.ok() ? *r : ExecResult{};
+    return run_lang(req);
   }
 };
 
@@ -132,9 +130,7 @@ class Libraries : public SandboxTest {
     req.language = lang;
     req.code = code;
     req.libraries = libs;
-    auto r = lang::run_code(executor_, req);
-    EXPECT_TRUE(r.ok()) << r.status().to_string();
-    return r.ok() ? *r : ExecResult{};
+    return run_lang(req);
   }
   bool host_has(const char* tool) { return access(tool, X_OK) == 0; }
   int host(const std::string& cmd) { return system(("cd " + dir_ + " && " + cmd + " >/dev/null 2>&1").c_str()); }

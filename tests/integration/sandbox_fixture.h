@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "runtime/native_executor.h"
+#include "src/lang/runner.h"
 
 namespace corral::testing {
 
@@ -54,6 +55,13 @@ class SandboxTest : public ::testing::Test {
     req.argv = argv;
     req.stdin_data = std::move(stdin_data);
     auto r = executor_.run_once(SandboxSpec{p}, req);
+    EXPECT_TRUE(r.ok()) << r.status().to_string();
+    return r.ok() ? *r : ExecResult{};
+  }
+
+  // Code through corral run's path (lang::run_code); fails the test on a Status error.
+  ExecResult run_lang(const lang::RunRequest& req) {
+    auto r = lang::run_code(executor_, req);
     EXPECT_TRUE(r.ok()) << r.status().to_string();
     return r.ok() ? *r : ExecResult{};
   }

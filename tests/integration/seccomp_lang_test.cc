@@ -445,9 +445,7 @@ class SeccompLangRun : public SandboxTest, public ::testing::WithParamInterface<
     req.code = code;
     req.policy.seccomp = seccomp;
     req.policy.limits.wall_ms = 120'000;
-    auto r = lang::run_code(executor_, req);
-    EXPECT_TRUE(r.ok()) << r.status().to_string();
-    return r.ok() ? *r : ExecResult{};
+    return run_lang(req);
   }
 };
 
@@ -479,11 +477,9 @@ class SeccompLangDenies : public SandboxTest {
     req.code = code;
     req.policy.seccomp = seccomp;
     req.policy.limits.wall_ms = 120'000;
-    auto r = lang::run_code(executor_, req);
-    EXPECT_TRUE(r.ok()) << r.status().to_string();
-    if (!r.ok()) return "";
-    EXPECT_EQ(r->status(), ExecStatus::kOk) << r->stage << ": " << r->message << "\n" << r->stderr_data;
-    return r->stdout_data;
+    ExecResult r = run_lang(req);
+    EXPECT_EQ(r.status(), ExecStatus::kOk) << r.stage << ": " << r.message << "\n" << r.stderr_data;
+    return r.stdout_data;
   }
 };
 
