@@ -48,36 +48,69 @@ uint64_t cgroup_stat_value(const std::string& text, const std::string& key) {
   return 0;
 }
 
+namespace {
+
+// Splits `text` at `sep`, calling f(piece) for each piece (empty ones included).
+template <typename F>
+void for_each_piece(std::string_view text, char sep, F f) {
+  while (true) {
+    size_t at = text.find(sep);
+    f(text.substr(0, at));
+    if (at == std::string_view::npos) return;
+    text.remove_prefix(at + 1);
+  }
+}
+
+// The next space-separated field of `line`, consumed.
+std::string_view next_field(std::string_view* line) {
+  size_t b = line->find_first_not_of(' ');
+  if (b == std::string_view::npos) return *line = {}, std::string_view();
+  line->remove_prefix(b);
+  size_t e = line->find(' ');
+  std::string_view f = line->substr(0, e);
+  line->remove_prefix(e == std::string_view::npos ? line->size() : e);
+  return f;
+}
+
+}  // namespace
+
+// Plain reads and string_view parsing: this runs on every CLI start, where iostreams'
+// first use alone costs a noticeable share of a sandbox's start-up.
 CgroupLayout read_cgroup_layout() {
   CgroupLayout layout;
   // Which cgroup this process is in, per hierarchy.
-  std::map<std::string, std::string> own_by_controller;  // "memory" -> "/a/b", "" -> v2 path
-  std::ifstream self("/proc/self/cgroup");
-  std::string line;
-  while (std::getline(self, line)) {
-    auto a = line.find(':');
-    auto b = line.find(':', a + 1);
-    if (a == std::string::npos || b == std::string::npos) continue;
-    std::string controllers = line.substr(a + 1, b - a - 1);
-    std::string path = line.substr(b + 1);
-    if (controllers.empty()) {
-      own_by_controller[""] = path;
-      continue;
-    }
-    std::istringstream cs(controllers);
-    std::string c;
-    while (std::getline(cs, c, ',')) own_by_controller[c] = path;
+  std::map<std::string, std::string, std::less<>> own_by_controller;  // "memory" -> "/a/b", "" -> v2 path
+  auto self = read_cgroup_file("/proc/self/cgroup");
+  if (self.ok()) {
+    for_each_piece(*self, '\n', [&](std::string_view line) {
+      size_t a = line.find(':');
+      size_t b = a == std::string_view::npos ? a : line.find(':', a + 1);
+      if (b == std::string_view::npos) return;
+      std::string_view controllers = line.substr(a + 1, b - a - 1);
+      std::string path(line.substr(b + 1));
+      if (controllers.empty()) {
+        own_by_controller[""] = path;
+        return;
+      }
+      for_each_piece(controllers, ',', [&](std::string_view c) { own_by_controller[std::string(c)] = path; });
+    });
   }
   // Where each hierarchy is mounted, and which part of it the mount shows (a container's
   // cgroup mount often shows only its own subtree).
-  std::ifstream mi("/proc/self/mountinfo");
-  while (std::getline(mi, line)) {
-    auto dash = line.find(" - ");
-    if (dash == std::string::npos) continue;
-    std::istringstream pre(line.substr(0, dash)), post(line.substr(dash + 3));
-    std::string id, parent, dev, root, point, fstype, source, opts;
-    pre >> id >> parent >> dev >> root >> point;
-    post >> fstype >> source >> opts;
+  auto mountinfo = read_cgroup_file("/proc/self/mountinfo");
+  if (!mountinfo.ok()) return layout;
+  for_each_piece(*mountinfo, '\n', [&](std::string_view line) {
+    size_t dash = line.find(" - ");
+    if (dash == std::string_view::npos) return;
+    std::string_view pre = line.substr(0, dash), post = line.substr(dash + 3);
+    next_field(&pre);  // mount id
+    next_field(&pre);  // parent id
+    next_field(&pre);  // major:minor
+    const std::string root(next_field(&pre));
+    const std::string point(next_field(&pre));
+    std::string_view fstype = next_field(&post);
+    next_field(&post);  // source
+    std::string_view opts = next_field(&post);
     auto own_dir = [&](const std::string& own) -> std::string {
       if (own.rfind(root, 0) != 0) return {};  // our cgroup is outside what this mount shows
       std::string rel = root == "/" ? own : own.substr(root.size());
@@ -85,18 +118,18 @@ CgroupLayout read_cgroup_layout() {
     };
     if (fstype == "cgroup2" && layout.v2_mount.empty() && own_by_controller.count("")) {
       layout.v2_mount = point;
-      layout.v2_own = own_dir(own_by_controller[""]);
+      layout.v2_own = own_dir(own_by_controller.find("")->second);
     } else if (fstype == "cgroup") {
-      std::istringstream o(opts);
-      std::string opt;
-      while (std::getline(o, opt, ',')) {
-        if (kV1Controllers.count(opt) && own_by_controller.count(opt) && !layout.v1_own.count(opt)) {
-          std::string dir = own_dir(own_by_controller[opt]);
-          if (!dir.empty()) layout.v1_own[opt] = dir;
+      for_each_piece(opts, ',', [&](std::string_view opt) {
+        std::string o(opt);
+        auto own = own_by_controller.find(o);
+        if (kV1Controllers.count(o) && own != own_by_controller.end() && !layout.v1_own.count(o)) {
+          std::string dir = own_dir(own->second);
+          if (!dir.empty()) layout.v1_own[o] = dir;
         }
-      }
+      });
     }
-  }
+  });
   return layout;
 }
 
