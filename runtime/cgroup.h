@@ -19,6 +19,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "src/core/policy.h"
@@ -41,7 +42,8 @@ class SandboxCgroup {
   // How the sandbox's first process gets in, before it runs anything:
   // v2: an O_DIRECTORY fd for clone3(CLONE_INTO_CGROUP).
   virtual int clone_into_fd() const { return -1; }
-  // v1: files the new process writes "0" to, moving itself. A task moving itself skips the
+  // v1: files the new process writes "0" to (through fds corral opened), moving itself. A
+  // task moving itself skips the
   // global threadgroup rwsem whose writer waits for an RCU grace period (15-30 ms on an
   // idle machine, measured) when a supervisor moves another process in.
   virtual std::vector<std::string> self_attach_files() const { return {}; }
@@ -51,6 +53,11 @@ class SandboxCgroup {
   virtual std::vector<std::string> attach_files() const { return self_attach_files(); }
   virtual StatusOr<CgroupCounters> read() = 0;
   virtual Status reset_peak() = 0;
+  // A cgroup nothing has run in yet, whose counters all start from zero (one that the
+  // sandbox's init joined after building the sandbox): the first exec needs no baseline
+  // read and no peak reset. True once, for that exec.
+  void mark_unused() { unused_ = true; }
+  bool take_unused() { return std::exchange(unused_, false); }
   // An fd that becomes readable (POLLIN or POLLPRI, see oom_poll_events) when the OOM killer
   // acts in this cgroup; -1 if the host cannot notify.
   virtual int oom_fd() const { return -1; }
@@ -64,6 +71,7 @@ class SandboxCgroup {
  protected:
   explicit SandboxCgroup(std::string id) : id_(std::move(id)) {}
   std::string id_;
+  bool unused_ = false;
 };
 
 class CgroupDriver {
@@ -74,6 +82,9 @@ class CgroupDriver {
   static StatusOr<std::unique_ptr<CgroupDriver>> detect();
 
   virtual const char* name() const = 0;  // "v2" or "v1"
+  // Whether a new process can be born in a sandbox cgroup (clone3 CLONE_INTO_CGROUP, v2);
+  // otherwise it joins by writing to the cgroup's attach files (v1).
+  virtual bool clone_into() const = 0;
   // The directories of the corral subtree (one per hierarchy on v1).
   virtual std::vector<std::string> subtree_dirs() const = 0;
   virtual StatusOr<std::unique_ptr<SandboxCgroup>> create(const std::string& id, const Limits& limits) = 0;

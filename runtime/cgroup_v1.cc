@@ -122,6 +122,7 @@ class V1Driver : public CgroupDriver {
  public:
   explicit V1Driver(std::map<std::string, std::string> subtrees) : subtrees_(std::move(subtrees)) {}
   const char* name() const override { return "v1"; }
+  bool clone_into() const override { return false; }
 
   std::vector<std::string> subtree_dirs() const override {
     std::vector<std::string> out;

@@ -108,6 +108,7 @@ class V2Driver : public CgroupDriver {
  public:
   V2Driver(std::string subtree, bool has_cpu) : subtree_(std::move(subtree)), has_cpu_(has_cpu) {}
   const char* name() const override { return "v2"; }
+  bool clone_into() const override { return true; }
   std::vector<std::string> subtree_dirs() const override { return {subtree_}; }
 
   StatusOr<std::unique_ptr<SandboxCgroup>> create(const std::string& id, const Limits& limits) override {

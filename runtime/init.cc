@@ -432,18 +432,10 @@ void init_main(const LaunchPlan& plan, int ctl_fd) {
 
   if (attach_failed) setup_failed(attach_err);
   ErrorPayload err;
-  // Into the sandbox's cgroups (v1) before anything else runs. This process still has the
-  // supervisor's host ids, which the cgroup files' permissions require.
-  for (const std::string& tasks : plan.cgroup_self_attach) {
-    int fd = open(tasks.c_str(), O_WRONLY | O_CLOEXEC);
-    if (fd < 0 || write(fd, "0", 1) != 1) make_error(&err, "join cgroup", errno, tasks.c_str()), setup_failed(err);
-    close(fd);
-  }
-
   FrameHeader h;
   int fds[kMaxFds];
   int nfds = 0;
-  if (recv_header(kCtlFd, &h, fds, &nfds) != 0 || h.type != static_cast<uint32_t>(Frame::kGo)) _exit(1);
+  if (recv_header(kCtlFd, &h, fds, &nfds) != 0 || h.type != static_cast<uint32_t>(Frame::kGo) || nfds != 0) _exit(1);
 
   // Until now this process had the supervisor's host ids; from here on it is the
   // sandbox's uid 0, an unprivileged id on the host.
@@ -452,15 +444,22 @@ void init_main(const LaunchPlan& plan, int ctl_fd) {
   // whose other threads do not exist here (it waits for them forever).
   if (syscall(SYS_setresgid, 0, 0, 0) != 0) make_error(&err, "setresgid", errno, ""), setup_failed(err);
   if (syscall(SYS_setresuid, 0, 0, 0) != 0) make_error(&err, "setresuid", errno, ""), setup_failed(err);
-  // The supervisor has put this process in its cgroup by now: that cgroup becomes the root
-  // of the sandbox's cgroup view.
-  if (unshare(CLONE_NEWCGROUP) != 0) make_error(&err, "unshare cgroup namespace", errno, ""), setup_failed(err);
   if (sethostname(plan.hostname.c_str(), plan.hostname.size()) != 0) {
     make_error(&err, "sethostname", errno, plan.hostname.c_str()), setup_failed(err);
   }
   if (build_root_filesystem(plan, &err) != 0) setup_failed(err);
   // Not dumpable: /proc/1 is closed to user code, and nothing can ptrace init.
   if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) make_error(&err, "set non-dumpable", errno, ""), setup_failed(err);
+
+  // The supervisor made the cgroup meanwhile. Joining it (when it sent attach files) comes
+  // before anything of the sandbox's runs; the cgroup namespace after it, so that its
+  // cgroup becomes the root of the sandbox's cgroup view.
+  if (recv_header(kCtlFd, &h, fds, &nfds) != 0 || h.type != static_cast<uint32_t>(Frame::kPlaced)) _exit(1);
+  for (int i = 0; i < nfds; ++i) {
+    if (write(fds[i], "0", 1) != 1) make_error(&err, "join cgroup", errno, ""), setup_failed(err);
+    close(fds[i]);
+  }
+  if (unshare(CLONE_NEWCGROUP) != 0) make_error(&err, "unshare cgroup namespace", errno, ""), setup_failed(err);
   if (send_frame(kCtlFd, Frame::kReady, nullptr, 0) != 0) _exit(1);
   Init(plan).serve();
 }

@@ -51,16 +51,21 @@ class NativeSandbox : public Sandbox {
   void kill_and_reap() {
     if (pidfd >= 0) {
       syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, nullptr, 0);
-      if (zygote) {
-        // The template's child, not ours (it reaps it): the pidfd turns readable once init
-        // has exited, which is after every other process of its namespace is gone.
+      siginfo_t si;
+      int r = -1;
+      if (!zygote) {
+        while ((r = waitid(static_cast<idtype_t>(P_PIDFD), static_cast<id_t>(pidfd), &si, WEXITED)) != 0 &&
+               errno == EINTR) {
+        }
+      }
+      if (r != 0) {
+        // Not our child to reap: a zygote template's (it reaps it), or this process is a
+        // fork that finishes the teardown for a supervisor that has exited. The pidfd turns
+        // readable once init has exited, which is after every other process of its
+        // namespace is gone.
         struct pollfd p = {pidfd, POLLIN, 0};
         while (poll(&p, 1, -1) < 0 && errno == EINTR) {
         }
-      }
-      siginfo_t si;
-      while (!zygote && waitid(static_cast<idtype_t>(P_PIDFD), static_cast<id_t>(pidfd), &si, WEXITED) != 0 &&
-             errno == EINTR) {
       }
       close(pidfd);
       pidfd = -1;
@@ -253,12 +258,6 @@ StatusOr<std::unique_ptr<Sandbox>> NativeExecutor::create(const SandboxSpec& spe
   auto ids = IdSlot::claim(options_.state_dir);
   if (!ids.ok()) return ids.status();
   const std::string id = new_sandbox_id(ids->slot());
-  std::unique_ptr<SandboxCgroup> cgroup;
-  if (driver.ok()) {
-    auto cg = (*driver)->create(id, policy.limits);
-    if (!cg.ok()) return cg.status();
-    cgroup = std::move(cg).value();
-  }
   // The sandbox's effective policy: the image's Env under the policy's, its WorkingDir
   // unless the policy set one.
   Policy effective = policy;
@@ -270,13 +269,22 @@ StatusOr<std::unique_ptr<Sandbox>> NativeExecutor::create(const SandboxSpec& spe
     }
   }
   auto sb = std::make_unique<NativeSandbox>(id, effective, std::move(ids).value());
-  sb->cgroup = std::move(cgroup);
   std::shared_ptr<Zygote> zygote;
   if (!spec.zygote.empty()) {
     zygote = zygote_for(spec.zygote);
     // The template's interpreter and its imports come from the host: only a host-mode
     // rootfs shows the sandbox the same files.
     if (zygote && (rootfs->name != "host" || !zygote->alive())) zygote.reset();
+  }
+  // Where the cgroup can only be joined by writing to it (v1) and init is cloned here (not
+  // forked by a zygote, which is handed the attach files up front), the cgroup is made
+  // after clone3, while init builds its root filesystem, and init joins it before it
+  // reports ready. Otherwise it exists first: v2's CLONE_INTO_CGROUP needs it at clone time.
+  const bool cgroup_after_clone = driver.ok() && !zygote && !(*driver)->clone_into();
+  if (driver.ok() && !cgroup_after_clone) {
+    auto cg = (*driver)->create(id, policy.limits);
+    if (!cg.ok()) return cg.status();
+    sb->cgroup = std::move(cg).value();
   }
   if (zygote) {
     Status forked = spawn_from_zygote(*zygote, *sb, *rootfs);
@@ -288,8 +296,7 @@ StatusOr<std::unique_ptr<Sandbox>> NativeExecutor::create(const SandboxSpec& spe
   }
   if (!spec.zygote.empty() && !zygote) ++zygote_fallbacks_;
   if (!zygote) {
-    auto plan = build_plan(policy, options_.state_dir, *rootfs, *prog, sb->cgroup != nullptr,
-                           sb->cgroup ? sb->cgroup->self_attach_files() : std::vector<std::string>{});
+    auto plan = build_plan(policy, options_.state_dir, *rootfs, *prog, driver.ok(), {});
     if (!plan.ok()) return plan.status();
     std::unique_ptr<LaunchPlan> launch = std::move(plan).value();
     struct CapsFree {
@@ -310,10 +317,36 @@ StatusOr<std::unique_ptr<Sandbox>> NativeExecutor::create(const SandboxSpec& spe
   // init, which takes everything it made with it.
   RETURN_IF_ERROR(write_id_maps(sb->pid, sb->ids()));
   if (int r = send_frame(sb->ctl, Frame::kGo, nullptr, 0); r != 0) return SysError("send go to corral-init", -r);
-  // While init builds its root filesystem: nothing in the sandbox touches the network
-  // before the first exec, which cannot start until init reports ready.
+  // While init builds its root filesystem: the cgroup (when made late), then the loopback.
+  // Nothing in the sandbox touches the network before the first exec, which cannot start
+  // until init reports ready.
+  std::vector<UniqueFd> join;
+  std::vector<int> join_fds;
+  if (cgroup_after_clone) {
+    // If creating it fails here, the sandbox's destructor kills init.
+    auto cg = (*driver)->create(id, policy.limits);
+    if (!cg.ok()) return cg.status();
+    sb->cgroup = std::move(cg).value();
+  }
+  if (!zygote && sb->cgroup && !(*driver)->clone_into()) {
+    // Also when a zygote could not fork this sandbox and it was cloned here after all.
+    // Opened here, written by init: the kernel checks the opener's credentials, and a task
+    // moving itself skips the slow path a move by another process takes.
+    for (const std::string& f : sb->cgroup->self_attach_files()) {
+      join.emplace_back(open(f.c_str(), O_WRONLY | O_CLOEXEC));
+      if (!join.back().ok()) return SysError("open cgroup attach file", f);
+      join_fds.push_back(join.back().get());
+    }
+  }
   if (policy.network.mode == NetworkMode::kLoopback) RETURN_IF_ERROR(bring_up_loopback(sb->pid));
+  if (int r = send_frame(sb->ctl, Frame::kPlaced, nullptr, 0, join_fds.data(), static_cast<int>(join_fds.size()));
+      r != 0) {
+    return SysError("send cgroup to corral-init", -r);
+  }
+  join.clear();
   RETURN_IF_ERROR(await_ready(*sb));
+  // Joined just now, after its setup: nothing the sandbox ran is counted in it yet.
+  if (cgroup_after_clone) sb->cgroup->mark_unused();
   return std::unique_ptr<Sandbox>(std::move(sb));
 }
 

@@ -12,7 +12,7 @@
 namespace corral::runtime {
 
 enum class Frame : uint32_t {
-  kGo = 1,          // supervisor -> init: ids mapped, network up; build the rootfs
+  kGo = 1,          // supervisor -> init: ids mapped; build the rootfs
   kReady,           // init -> supervisor: rootfs built, waiting for execs
   kSetupError,      // init -> supervisor: ErrorPayload; init exits after sending it
   kExec,            // supervisor -> init: exec request (see ExecWire), fds: stdin, stdout, stderr
@@ -26,6 +26,10 @@ enum class Frame : uint32_t {
   // detached program per sandbox; later execs' processes still end with them, it does not.
   kDetach,          // supervisor -> init: the running exec's program becomes the detached one
   kDetached,        // init -> supervisor: DetachedPayload; the exec is over, the program runs on
+  // After kGo, once the supervisor has made the sandbox's cgroup and brought the loopback
+  // up; fds: the cgroup's attach files when init is to join it now (v1), else none. init
+  // joins, enters its cgroup namespace, then reports kReady.
+  kPlaced,
 };
 
 struct FrameHeader {

@@ -88,7 +88,7 @@ StatusOr<ExecOutcome> supervise_exec(const SandboxChannel& ch, const Policy& pol
   ExecOutcome out;
   ExecResult& r = out.result;
   CgroupCounters base;
-  if (cgroup) {
+  if (cgroup && !cgroup->take_unused()) {
     auto c = cgroup->read();
     if (!c.ok()) return c.status();
     base = *c;

@@ -135,8 +135,12 @@ int exec_command(const std::vector<std::string>& args) {
   } else {
     report_outcome(*result);
   }
+  const int code = exit_code_for(*result);
+  // A native sandbox comes apart in the kernel for a while after its answer (the mount and
+  // network namespaces, the cgroups): that happens after corral has exited.
+  if (backend.name == "native") exit_then_teardown(code, [&] { executor.destroy(**sandbox); });
   executor.destroy(**sandbox);
-  return exit_code_for(*result);
+  return code;
 }
 
 }  // namespace corral::cli

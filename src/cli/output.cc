@@ -1,5 +1,6 @@
 #include "src/cli/output.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <charconv>
@@ -88,6 +89,23 @@ void report_outcome(const ExecResult& r) {
   } else {
     fprintf(stderr, "corral: %s: %s\n", exec_status_name(r.status()), r.message.c_str());
   }
+}
+
+void exit_then_teardown(int code, const std::function<void()>& teardown) {
+  fflush(nullptr);
+  pid_t pid = fork();
+  if (pid < 0) return;
+  if (pid > 0) _exit(code);
+  // A signal to the caller's process group (^C after the answer) must not cut the teardown
+  // short; and nothing may hold the caller's pipes open.
+  setsid();
+  int null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+  if (null_fd >= 0) {
+    for (int fd = 0; fd < 3; ++fd) dup2(null_fd, fd);
+    if (null_fd > 2) close(null_fd);
+  }
+  teardown();
+  _exit(0);
 }
 
 }  // namespace corral::cli

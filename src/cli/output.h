@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -30,5 +31,10 @@ std::optional<int> parse_options(const char* cmd, const std::vector<std::string>
                                  boost::program_options::variables_map* vm);
 // Prints a finished result the way `corral exec`/`corral run` do without --json.
 void report_outcome(const ExecResult& r);
+// Exits with `code` now and runs `teardown` in a child process (a session of its own, stdio
+// on /dev/null) that outlives this one by as long as the teardown takes: the caller has its
+// answer without waiting for the kernel to take a sandbox apart. Returns only if no child
+// could be made; the caller then tears down itself.
+void exit_then_teardown(int code, const std::function<void()>& teardown);
 
 }  // namespace corral::cli

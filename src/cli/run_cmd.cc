@@ -127,8 +127,12 @@ int run_command(const std::vector<std::string>& args) {
   if (vm.count("image")) backend.image = vm["image"].as<std::string>();
   auto executor = make_executor(backend);
   if (!executor.ok()) return usage_error("--backend: " + executor.status().to_string());
-  auto result = lang::run_code(**executor, req);
-  if (!result.ok()) return usage_error(result.status().to_string());
+  std::unique_ptr<Sandbox> sandbox;
+  auto result = lang::run_code(**executor, req, &sandbox);
+  if (!result.ok()) {
+    if (sandbox) (*executor)->destroy(*sandbox);
+    return usage_error(result.status().to_string());
+  }
   for (const Artifact& a : result->artifacts) {
     if (artifact_dir.empty() || a.truncated) continue;
     // O_EXCL|O_NOFOLLOW: never overwrite or write through anything already there.
@@ -153,7 +157,13 @@ int run_command(const std::vector<std::string>& args) {
   } else {
     report_outcome(*result);
   }
-  return exit_code_for(*result);
+  const int code = exit_code_for(*result);
+  if (sandbox) {
+    // As in `corral exec`: a native sandbox is taken apart after corral has exited.
+    if (backend.name == "native") exit_then_teardown(code, [&] { (*executor)->destroy(*sandbox); });
+    (*executor)->destroy(*sandbox);
+  }
+  return code;
 }
 
 int languages_command(const std::vector<std::string>& args) {

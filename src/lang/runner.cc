@@ -65,7 +65,9 @@ StatusOr<Policy> policy_for(const LanguageHandler& lang, const RunRequest& reque
   return p;
 }
 
-StatusOr<ExecResult> run_code(Executor& ex, const RunRequest& request) {
+StatusOr<ExecResult> run_code(Executor& ex, const RunRequest& request) { return run_code(ex, request, nullptr); }
+
+StatusOr<ExecResult> run_code(Executor& ex, const RunRequest& request, std::unique_ptr<Sandbox>* keep) {
   const LanguageHandler* lang = find_language(request.language);
   if (!lang) {
     return InvalidArgument("language", "unknown language '" + request.language + "'; one of: " + language_names());
@@ -84,9 +86,13 @@ StatusOr<ExecResult> run_code(Executor& ex, const RunRequest& request) {
   if (!sb.ok()) return sb.status();
   struct Destroy {
     Executor& ex;
-    Sandbox& sb;
-    ~Destroy() { ex.destroy(sb); }
-  } destroy{ex, **sb};
+    std::unique_ptr<Sandbox>& sb;
+    std::unique_ptr<Sandbox>* keep;
+    ~Destroy() {
+      if (keep) *keep = std::move(sb);
+      else ex.destroy(*sb);
+    }
+  } destroy{ex, *sb, keep};
 
   if (install) {
     auto r = install_in(ex, **sb, *install, policy->limits);

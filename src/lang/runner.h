@@ -29,6 +29,8 @@ struct RunRequest {
 // Bad input (unknown language, a library given by name, a missing path) is a Status error
 // naming the field; everything that happened inside the sandbox is in the ExecResult.
 StatusOr<ExecResult> run_code(Executor& executor, const RunRequest& request);
+// The same, leaving the sandbox to the caller (in *sandbox, when one was made) to destroy.
+StatusOr<ExecResult> run_code(Executor& executor, const RunRequest& request, std::unique_ptr<Sandbox>* sandbox);
 
 // The steps, on a sandbox that already exists (sessions run many programs in one): write
 // the source, compile if the language compiles, run. And installing libraries.

@@ -68,6 +68,18 @@ before=$(grep -c corral /proc/self/mountinfo)
 after=$(grep -c corral /proc/self/mountinfo)
 [ "$before" = "$after" ] && pass no_mounts_left || fail no_mounts_left "before=$before after=$after"
 
+# The sandbox is taken apart after corral has exited (its answer does not wait for that):
+# within 2 s none of its cgroups is left. They are named after the supervisor's pid.
+"$C" exec -- /bin/true </dev/null & sup=$!
+wait $sup; rc=$?
+left=1
+for _ in $(seq 1 40); do
+  left=$(find /sys/fs/cgroup -maxdepth 9 -type d -name "n$sup-*" 2>/dev/null | wc -l)
+  [ "$left" = 0 ] && break
+  sleep 0.05
+done
+[ $rc -eq 0 ] && [ "$left" = 0 ] && pass teardown_after_exit || fail teardown_after_exit "rc=$rc cgroups left=$left"
+
 # A host without usable cgroup controllers (simulated: a private mount namespace with the
 # cgroup filesystems unmounted): refused with a clear error, unless the policy accepts
 # per-process rlimits.
