@@ -16,8 +16,7 @@ std::string workdir_for(const Policy& policy, const rootfs::Rootfs& rootfs) {
 
 StatusOr<std::unique_ptr<LaunchPlan>> build_plan(const Policy& policy, const std::string& state_dir,
                                                  const rootfs::Rootfs& rootfs,
-                                                 std::shared_ptr<const seccomp::Program> prog, bool has_cgroup,
-                                                 std::vector<std::string> cgroup_self_attach) {
+                                                 std::shared_ptr<const seccomp::Program> prog, bool has_cgroup) {
   auto plan = std::make_unique<LaunchPlan>();
   LaunchPlan& p = *plan;
   const Limits& l = policy.limits;
@@ -74,7 +73,6 @@ StatusOr<std::unique_ptr<LaunchPlan>> build_plan(const Policy& policy, const std
   if (!p.empty_caps) return SysError("cap_init");
   p.last_cap = static_cast<int>(cap_max_bits()) - 1;
   p.rlimits = rlimits_for(l, has_cgroup);
-  p.cgroup_self_attach = std::move(cgroup_self_attach);
   return plan;
 }
 

@@ -63,11 +63,9 @@ struct LaunchPlan {
   std::string workdir_in_root;         // new_root + workdir (created, owned by the sandbox user)
 
   std::string hostname;
-  // cgroup v1: "tasks" files corral-init writes "0" to, first thing, to move itself into
-  // the sandbox's cgroups (see SandboxCgroup::self_attach_files).
-  std::vector<std::string> cgroup_self_attach;
-  // The same, as files the supervisor opened and passed in (a zygote's fork cannot open
-  // them: it is not root). corral-init writes "0" to each, then closes them.
+  // A zygote's fork: the sandbox's cgroup attach files, opened by the supervisor and passed
+  // in (the fork is not root). corral-init writes "0" to each first thing, then closes them.
+  // (A cold-cloned init is sent them with kPlaced instead.)
   std::vector<int> cgroup_attach_fds;
 
   // Zygote sandboxes only (see runtime/zygote.h): an exec whose argv[0] is
@@ -104,7 +102,6 @@ std::string workdir_for(const Policy& policy, const rootfs::Rootfs& rootfs);
 // Everything corral-init will need, built before the clone (see the top of this file).
 StatusOr<std::unique_ptr<LaunchPlan>> build_plan(const Policy& policy, const std::string& state_dir,
                                                  const rootfs::Rootfs& rootfs,
-                                                 std::shared_ptr<const seccomp::Program> prog, bool has_cgroup,
-                                                 std::vector<std::string> cgroup_self_attach);
+                                                 std::shared_ptr<const seccomp::Program> prog, bool has_cgroup);
 
 }  // namespace corral::runtime

@@ -296,7 +296,7 @@ StatusOr<std::unique_ptr<Sandbox>> NativeExecutor::create(const SandboxSpec& spe
   }
   if (!spec.zygote.empty() && !zygote) ++zygote_fallbacks_;
   if (!zygote) {
-    auto plan = build_plan(policy, options_.state_dir, *rootfs, *prog, driver.ok(), {});
+    auto plan = build_plan(policy, options_.state_dir, *rootfs, *prog, driver.ok());
     if (!plan.ok()) return plan.status();
     std::unique_ptr<LaunchPlan> launch = std::move(plan).value();
     struct CapsFree {

@@ -72,7 +72,7 @@ void spawn(const ZygoteOptions& options, const nlohmann::json& req, const std::v
   auto prog = seccomp::load(policy->seccomp);
   if (!prog.ok()) return fail("seccomp: " + prog.status().to_string());
   auto plan = build_plan(*policy, req.value("state_dir", options.state_dir), rootfs, *prog,
-                         req.value("has_cgroup", false), {});
+                         req.value("has_cgroup", false));
   if (!plan.ok()) return fail(plan.status().to_string());
   LaunchPlan& p = **plan;
   p.cgroup_attach_fds.assign(fds.begin() + 1, fds.end());
