@@ -138,7 +138,12 @@ int exec_command(const std::vector<std::string>& args) {
   const int code = exit_code_for(*result);
   // A native sandbox comes apart in the kernel for a while after its answer (the mount and
   // network namespaces, the cgroups): that happens after corral has exited.
-  if (backend.name == "native") exit_then_teardown(code, [&] { executor.destroy(**sandbox); });
+  if (backend.name == "native") {
+    exit_then_teardown(code, [&] {
+      executor.destroy(**sandbox);
+      made->reset();  // the executor's own teardown: an emptied corral cgroup subtree goes too
+    });
+  }
   executor.destroy(**sandbox);
   return code;
 }

@@ -160,7 +160,12 @@ int run_command(const std::vector<std::string>& args) {
   const int code = exit_code_for(*result);
   if (sandbox) {
     // As in `corral exec`: a native sandbox is taken apart after corral has exited.
-    if (backend.name == "native") exit_then_teardown(code, [&] { (*executor)->destroy(*sandbox); });
+    if (backend.name == "native") {
+      exit_then_teardown(code, [&] {
+        (*executor)->destroy(*sandbox);
+        executor->reset();  // the executor's own teardown: an emptied corral cgroup subtree goes too
+      });
+    }
     (*executor)->destroy(*sandbox);
   }
   return code;
