@@ -80,6 +80,14 @@ for _ in $(seq 1 40); do
 done
 [ $rc -eq 0 ] && [ "$left" = 0 ] && pass teardown_after_exit || fail teardown_after_exit "rc=$rc cgroups left=$left"
 
+# libcurl is loaded on first use by the container backends only: a native run never
+# resolves it (LD_DEBUG lists every library the supervisor loads, dlopen included), a
+# docker one does (whether or not an engine answers).
+n_native=$(LD_DEBUG=files "$C" exec -- /bin/true 2>&1 </dev/null | grep -c "file=libcurl")
+n_docker=$(DOCKER_HOST=unix:///nonexistent.sock LD_DEBUG=files "$C" exec --backend docker --image none -- /bin/true 2>&1 </dev/null | grep -c "file=libcurl")
+[ "$n_native" = 0 ] && [ "$n_docker" -ge 1 ] && pass libcurl_only_for_containers ||
+  fail libcurl_only_for_containers "native loads=$n_native docker loads=$n_docker"
+
 # A host without usable cgroup controllers (simulated: a private mount namespace with the
 # cgroup filesystems unmounted): refused with a clear error, unless the policy accepts
 # per-process rlimits.

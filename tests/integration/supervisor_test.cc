@@ -1,7 +1,10 @@
 // The supervisor's side of an exec: exit codes, signals, timeouts, output caps, stdin,
 // streaming, seccomp reporting, sessions of several execs, files in and out.
+#include <atomic>
 #include <csignal>
 #include <fstream>
+#include <mutex>
+#include <thread>
 
 #include "seccomp/compiler.h"
 #include "tests/integration/sandbox_fixture.h"
@@ -22,6 +25,40 @@ TEST_F(Supervisor, ExitCodesAndSignals) {
   EXPECT_EQ(sig.status(), ExecStatus::kSignaled);
   EXPECT_EQ(sig.signal, SIGSEGV);
   EXPECT_EQ(sig.exit_code, -1);
+}
+
+// Sandboxes made on several threads at once while other threads come and go. corral-init is
+// a clone of a multi-threaded supervisor: it inherits glibc's list of threads but not the
+// threads, so a glibc set*id call there (which signals every listed thread and waits for
+// each) could wait forever for a thread caught mid-creation. Every create must finish.
+TEST_F(Supervisor, CreatesOnManyThreadsWhileThreadsComeAndGo) {
+  std::atomic<bool> stop{false};
+  std::thread churn([&] {
+    while (!stop) std::thread([] {}).join();
+  });
+  std::atomic<int> ok{0};
+  std::mutex mu;
+  std::string first_error;
+  std::vector<std::thread> makers;
+  for (int t = 0; t < 3; ++t) {
+    makers.emplace_back([&] {
+      for (int i = 0; i < 15; ++i) {
+        ExecRequest req;
+        req.argv = {"/bin/true"};
+        auto r = executor_.run_once(SandboxSpec{}, req);
+        if (r.ok() && r->status() == ExecStatus::kOk) {
+          ++ok;
+        } else {
+          std::lock_guard<std::mutex> lock(mu);
+          if (first_error.empty()) first_error = r.ok() ? r->message : r.status().to_string();
+        }
+      }
+    });
+  }
+  for (auto& m : makers) m.join();
+  stop = true;
+  churn.join();
+  EXPECT_EQ(ok.load(), 45) << first_error;
 }
 
 TEST_F(Supervisor, WallClockTimeoutKillsEverything) {
