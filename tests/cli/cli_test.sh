@@ -80,6 +80,15 @@ for _ in $(seq 1 40); do
 done
 [ $rc -eq 0 ] && [ "$left" = 0 ] && pass teardown_after_exit || fail teardown_after_exit "rc=$rc cgroups left=$left"
 
+# Two corral processes at once, each making and ending sandboxes: each removes the shared
+# corral cgroup subtree whenever it finds it empty, the other puts it back. No run may fail.
+loop() { local n=0; for _ in $(seq 1 25); do "$C" exec -- /bin/true </dev/null || n=$((n + 1)); done; echo $n >"$1"; }
+loop "$T/race1" & l1=$!
+loop "$T/race2" & l2=$!
+wait $l1 $l2
+[ "$(cat "$T/race1")" = 0 ] && [ "$(cat "$T/race2")" = 0 ] && pass concurrent_cli_runs ||
+  fail concurrent_cli_runs "failed runs: $(cat "$T/race1") and $(cat "$T/race2")"
+
 # libcurl is loaded on first use by the container backends only: a native run never
 # resolves it (LD_DEBUG lists every library the supervisor loads, dlopen included), a
 # docker one does (whether or not an engine answers).
