@@ -47,6 +47,10 @@ int mkdir_p(const char* path) {
     errno = ENAMETOOLONG;
     return -1;
   }
+  // Usually every parent exists already (the mount points are under the new root): one
+  // mkdir then, not one per component.
+  if (mkdir(path, 0755) == 0 || errno == EEXIST) return 0;
+  if (errno != ENOENT) return -1;
   memcpy(buf, path, n + 1);
   for (size_t i = 1; i <= n; ++i) {
     if (buf[i] == '/' || buf[i] == '\0') {
