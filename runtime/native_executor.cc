@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <optional>
 #include <cstdio>
 #include <cstring>
 
@@ -144,9 +145,25 @@ Status await_ready(const NativeSandbox& sb) {
 // Supplementary groups: a new user namespace keeps the creator's groups, and with
 // setgroups denied nothing inside could drop them, so this thread drops its own (the raw
 // syscall is per-thread, unlike glibc's setgroups) for the duration of the clone.
-StatusOr<pid_t> clone_init(const LaunchPlan& plan, int child_ctl, int* pidfd, int cgroup_fd) {
+// With `netns_fd` (a PreparedNetns), init is born in that network namespace instead of a new
+// one: this thread enters it for the clone and returns to its own.
+StatusOr<pid_t> clone_init(const LaunchPlan& plan, int child_ctl, int* pidfd, int cgroup_fd, int netns_fd) {
   struct clone_args args = {};
   args.flags = kSandboxCloneFlags | CLONE_PIDFD;
+  UniqueFd own_netns;
+  if (netns_fd >= 0) {
+    own_netns.reset(open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC));
+    if (!own_netns.ok()) return SysError("open own netns", "/proc/thread-self/ns/net");
+    if (setns(netns_fd, CLONE_NEWNET) != 0) return SysError("enter the sandbox's network namespace");
+    args.flags &= ~static_cast<uint64_t>(CLONE_NEWNET);
+  }
+  struct ReturnNetns {
+    const UniqueFd& own;
+    ~ReturnNetns() {
+      // Staying in the sandbox's namespace would silently cut this thread off the network.
+      if (own.ok() && setns(own.get(), CLONE_NEWNET) != 0) abort();
+    }
+  } return_netns{own_netns};
   if (cgroup_fd >= 0) {
     args.flags |= CLONE_INTO_CGROUP;  // born in its cgroup: no window outside the limits
     args.cgroup = static_cast<uint64_t>(cgroup_fd);
@@ -241,6 +258,10 @@ StatusOr<std::unique_ptr<Sandbox>> NativeExecutor::create(const SandboxSpec& spe
   if (geteuid() != 0) {
     return Status(ErrorCode::kPermissionDenied, "the native backend must run as root (it writes id maps)");
   }
+  // A sandbox cloned here (not forked by a zygote) gets a network namespace made on a
+  // helper thread while this one does the rest below.
+  std::optional<PreparedNetns> netns;
+  if (spec.zygote.empty() || !zygote_for(spec.zygote)) netns.emplace(policy.network.mode == NetworkMode::kLoopback);
   RETURN_IF_ERROR(mkdir_p(options_.state_dir + "/mnt", 0755));
   auto rootfs = rootfs::resolve_rootfs(policy.rootfs, options_.rootfs_dir);
   if (!rootfs.ok()) return rootfs.status();
@@ -304,10 +325,16 @@ StatusOr<std::unique_ptr<Sandbox>> NativeExecutor::create(const SandboxSpec& spe
       ~CapsFree() { cap_free(c); }
     } caps_guard{launch->empty_caps};
 
+    UniqueFd net;
+    if (netns) {
+      auto made = netns->take();
+      if (!made.ok()) return made.status();
+      net = std::move(made).value();
+    }
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) return SysError("socketpair");
     sb->ctl = sv[0];
-    auto pid = clone_init(*launch, sv[1], &sb->pidfd, sb->cgroup ? sb->cgroup->clone_into_fd() : -1);
+    auto pid = clone_init(*launch, sv[1], &sb->pidfd, sb->cgroup ? sb->cgroup->clone_into_fd() : -1, net.get());
     close(sv[1]);
     if (!pid.ok()) return pid.status();
     sb->pid = *pid;
@@ -338,7 +365,10 @@ StatusOr<std::unique_ptr<Sandbox>> NativeExecutor::create(const SandboxSpec& spe
       join_fds.push_back(join.back().get());
     }
   }
-  if (policy.network.mode == NetworkMode::kLoopback) RETURN_IF_ERROR(bring_up_loopback(sb->pid));
+  // (A prepared namespace has its lo up already.)
+  if (policy.network.mode == NetworkMode::kLoopback && (zygote || !netns)) {
+    RETURN_IF_ERROR(bring_up_loopback(sb->pid));
+  }
   if (int r = send_frame(sb->ctl, Frame::kPlaced, nullptr, 0, join_fds.data(), static_cast<int>(join_fds.size()));
       r != 0) {
     return SysError("send cgroup to corral-init", -r);

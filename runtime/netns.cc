@@ -15,8 +15,6 @@
 namespace corral::runtime {
 namespace {
 
-
-
 Status set_lo_up() {
   std::unique_ptr<nl_sock, decltype(&nl_socket_free)> sock(nl_socket_alloc(), nl_socket_free);
   if (!sock) return Internal("libnl: cannot allocate a netlink socket");
@@ -50,6 +48,32 @@ Status bring_up_loopback(pid_t pid) {
     return SysError("return to own netns", "/proc/thread-self/ns/net");
   }
   return s;
+}
+
+PreparedNetns::PreparedNetns(bool loopback) {
+  thread_ = std::thread([this, loopback] {
+    // Network namespaces are per-thread: this one enters the new namespace and ends in it.
+    if (unshare(CLONE_NEWNET) != 0) {
+      status_ = SysError("create network namespace");
+      return;
+    }
+    fd_.reset(open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC));
+    if (!fd_.ok()) {
+      status_ = SysError("open new netns", "/proc/thread-self/ns/net");
+      return;
+    }
+    if (loopback) status_ = set_lo_up();
+  });
+}
+
+PreparedNetns::~PreparedNetns() {
+  if (thread_.joinable()) thread_.join();
+}
+
+StatusOr<UniqueFd> PreparedNetns::take() {
+  if (thread_.joinable()) thread_.join();
+  if (!status_.ok()) return status_;
+  return std::move(fd_);
 }
 
 }  // namespace corral::runtime
