@@ -58,6 +58,9 @@ struct LaunchPlan {
   std::string dev_target;
   std::string dev_options;
   std::vector<std::string> dev_nodes;  // names under /dev bound from the host (null, zero...)
+  // A prepared /dev (see dev_template.h) bound read-only instead of the tmpfs and the binds
+  // of dev_nodes; "" to build /dev here.
+  std::string dev_template;
   std::string shm_source;              // staging dir bound to /dev/shm
   std::string tmp_source;              // staging dir bound to /tmp
   std::string workdir_in_root;         // new_root + workdir (created, owned by the sandbox user)

@@ -122,7 +122,35 @@ int apply_step(const MountStep& m, ErrorPayload* err) {
   return 0;
 }
 
+int build_dev_nodes(const LaunchPlan& plan, ErrorPayload* err);
+
 int build_dev(const LaunchPlan& plan, ErrorPayload* err) {
+  const char* dev = plan.dev_target.c_str();
+  char target[PATH_MAX];
+  if (!plan.dev_template.empty()) {
+    // Read-only: nothing can be added to or taken from it; the nodes in it still work (a
+    // device's reads and writes are not writes to the filesystem holding its node).
+    if (bind(plan.dev_template.c_str(), dev, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC) != 0) {
+      return fail(err, "bind /dev", plan.dev_template.c_str());
+    }
+  } else {
+    if (build_dev_nodes(plan, err) != 0) return -1;
+  }
+  snprintf(target, sizeof target, "%s/pts", dev);
+  // newinstance: the sandbox's ptys are its own, never the host's.
+  if (mount("devpts", target, "devpts", MS_NOSUID | MS_NOEXEC, "newinstance,ptmxmode=0666,mode=0620") != 0) {
+    return fail(err, "mount devpts", target);
+  }
+  snprintf(target, sizeof target, "%s/shm", dev);
+  if (bind(plan.shm_source.c_str(), target, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV) != 0) {
+    return fail(err, "bind /dev/shm", target);
+  }
+  return 0;
+}
+
+// /dev built per sandbox: a tmpfs with the host's nodes bound in, the mount points for
+// devpts and shm, the usual links.
+int build_dev_nodes(const LaunchPlan& plan, ErrorPayload* err) {
   const char* dev = plan.dev_target.c_str();
   if (mount("tmpfs", dev, "tmpfs", MS_NOSUID | MS_NOEXEC, plan.dev_options.c_str()) != 0) {
     return fail(err, "mount /dev tmpfs", dev);
@@ -138,10 +166,6 @@ int build_dev(const LaunchPlan& plan, ErrorPayload* err) {
   }
   snprintf(target, sizeof target, "%s/pts", dev);
   if (mkdir(target, 0755) != 0) return fail(err, "mkdir", target);
-  // newinstance: the sandbox's ptys are its own, never the host's.
-  if (mount("devpts", target, "devpts", MS_NOSUID | MS_NOEXEC, "newinstance,ptmxmode=0666,mode=0620") != 0) {
-    return fail(err, "mount devpts", target);
-  }
   static const char* const kLinks[][2] = {
       {"ptmx", "pts/ptmx"},           {"fd", "/proc/self/fd"},         {"stdin", "/proc/self/fd/0"},
       {"stdout", "/proc/self/fd/1"}, {"stderr", "/proc/self/fd/2"},
@@ -152,9 +176,6 @@ int build_dev(const LaunchPlan& plan, ErrorPayload* err) {
   }
   snprintf(target, sizeof target, "%s/shm", dev);
   if (mkdir(target, 01777) != 0) return fail(err, "mkdir", target);
-  if (bind(plan.shm_source.c_str(), target, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV) != 0) {
-    return fail(err, "bind /dev/shm", target);
-  }
   return 0;
 }
 

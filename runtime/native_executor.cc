@@ -16,8 +16,10 @@
 #include <optional>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 
 #include "rootfs/store.h"
+#include "runtime/dev_template.h"
 #include "runtime/env.h"
 #include "runtime/files.h"
 #include "runtime/init.h"
@@ -244,6 +246,16 @@ StatusOr<CgroupDriver*> NativeExecutor::cgroups() {
   return cgroup_driver_.get();
 }
 
+const std::string& NativeExecutor::dev_template() {
+  std::call_once(dev_once_, [this] {
+    // Beside the rootfs store (/var/lib/corral): a disk filesystem, where device nodes work
+    // (not /run, usually nodev). Without one, each sandbox builds its /dev.
+    auto made = ensure_dev_template((std::filesystem::path(options_.rootfs_dir).parent_path() / "dev-v1").string());
+    if (made.ok()) dev_template_ = *made;
+  });
+  return dev_template_;
+}
+
 StatusOr<int> NativeExecutor::remove_stale() {
   auto driver = cgroups();
   if (!driver.ok()) return driver.status();
@@ -320,6 +332,7 @@ StatusOr<std::unique_ptr<Sandbox>> NativeExecutor::create(const SandboxSpec& spe
     auto plan = build_plan(policy, options_.state_dir, *rootfs, *prog, driver.ok());
     if (!plan.ok()) return plan.status();
     std::unique_ptr<LaunchPlan> launch = std::move(plan).value();
+    launch->dev_template = dev_template();
     struct CapsFree {
       cap_t c;
       ~CapsFree() { cap_free(c); }

@@ -69,6 +69,10 @@ class NativeExecutor : public Executor {
   std::unique_ptr<CgroupDriver> cgroup_driver_;
   Status cgroup_status_;
   int stale_removed_ = 0;  // by the cleanup that runs when the driver is first detected
+  // The prepared /dev (dev_template.h), made on first use; "" where it cannot be used.
+  const std::string& dev_template();
+  std::once_flag dev_once_;
+  std::string dev_template_;
 };
 
 }  // namespace corral::runtime
