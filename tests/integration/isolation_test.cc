@@ -118,6 +118,30 @@ TEST_F(Isolation, NetworkNoneLeavesLoopbackDown) {
   EXPECT_EQ(r.stdout_data, "err 101\n");  // ENETUNREACH: lo is down
 }
 
+// /dev: the nodes programs expect and nothing else, read-only, the devices usable, a pty of
+// the sandbox's own devpts, a writable /dev/shm.
+TEST_F(Isolation, DevIsMinimalAndReadOnly) {
+  ExecResult m = run({"/bin/cat", "/proc/self/mountinfo"});
+  auto points = mount_points(m.stdout_data);
+  // The prepared /dev (read-only), or a tmpfs built per sandbox where the host's rootfs store
+  // is on a nodev filesystem (owned by sandbox root then: the sandbox user cannot write it).
+  const bool prepared = points["/dev"].find("- tmpfs") == std::string::npos;
+  if (prepared) EXPECT_EQ(points["/dev"].rfind("ro,nosuid,noexec", 0), 0u) << points["/dev"];
+  ExecResult r = run({"/usr/bin/python3", "-c",
+                      "import os, errno\n"
+                      "print(sorted(os.listdir('/dev')))\n"
+                      "open('/dev/null', 'w').write('x'); print(len(open('/dev/urandom', 'rb').read(8)))\n"
+                      "print(open('/dev/zero', 'rb').read(2) == bytes(2))\n"
+                      "try: open('/dev/new', 'w')\n"
+                      "except OSError as e: print(errno.errorcode[e.errno])\n"
+                      "m, s = os.openpty(); print(os.ttyname(s))\n"
+                      "open('/dev/shm/x', 'w').write('y'); print(open('/dev/shm/x').read())\n"});
+  ASSERT_EQ(r.status(), ExecStatus::kOk) << r.stderr_data;
+  EXPECT_EQ(r.stdout_data,
+            "['fd', 'full', 'null', 'ptmx', 'pts', 'random', 'shm', 'stderr', 'stdin', 'stdout', 'tty', 'urandom', "
+            "'zero']\n8\nTrue\n" + std::string(prepared ? "EROFS" : "EACCES") + "\n/dev/pts/0\ny\n");
+}
+
 TEST_F(Isolation, MountsAreTheSandboxesOwn) {
   ExecResult r = run({"/bin/cat", "/proc/self/mountinfo"});
   ASSERT_EQ(r.status(), ExecStatus::kOk) << r.stderr_data;
