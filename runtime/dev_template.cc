@@ -48,8 +48,12 @@ StatusOr<std::string> ensure_dev_template(const std::string& dir) {
   if (lstat(dir.c_str(), &st) != 0) {
     if (errno != ENOENT) return SysError("stat", dir);
     std::error_code ec;
-    fs::create_directories(fs::path(dir).parent_path(), ec);
-    if (ec) return Status(ErrorCode::kInternal, "create " + fs::path(dir).parent_path().string() + ": " + ec.message());
+    const std::string parent = fs::path(dir).parent_path().string();
+    fs::create_directories(parent, ec);
+    if (ec) return Status(ErrorCode::kInternal, "create " + parent + ": " + ec.message());
+    struct statvfs vfs;
+    if (statvfs(parent.c_str(), &vfs) != 0) return SysError("statvfs", parent);
+    if (vfs.f_flag & ST_NODEV) return std::string();
     char tmp[64];
     snprintf(tmp, sizeof tmp, ".tmp-%d", static_cast<int>(getpid()));
     const std::string staging = dir + tmp;
