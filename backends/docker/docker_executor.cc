@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "backends/common/tar.h"
+#include "backends/docker/exec_helper.h"
 #include "backends/docker/exec_stream.h"
 #include "backends/docker/seccomp_json.h"
 #include "src/core/sandbox_path.h"
@@ -33,6 +34,8 @@ class DockerExecutor::ContainerSandbox : public Sandbox {
   std::string volume;
   std::map<std::string, std::string> passthrough;
   uint64_t oom_kills = 0;  // the cgroup's oom_kill counter at the last check
+  bool no_shell = false;   // the image has no /bin/sh: no exec helper (exec_helper.h)
+  std::optional<DetachedProgram> detached;  // the program exec_detached started, last reported
 };
 
 namespace {
@@ -131,7 +134,10 @@ Features DockerExecutor::features() const {
   f.overlay = true;
   f.user_namespace = false;
   f.notes.push_back(options_.flavor + " engine at " + client_->endpoint().describe() + ", image " + options_.image);
-  f.notes.push_back("no per-exec CPU-time budget (limits.cpu_ms is refused); usage reports wall time only");
+  f.notes.push_back(
+      "no per-exec CPU-time budget (limits.cpu_ms is refused); usage: wall time for every exec; for language "
+      "and session runs also the CPU the container used during the run and its memory high-water mark when "
+      "the run raised it (the engines cannot reset it per exec: 0 otherwise)");
   f.notes.push_back("files move beneath the workdir only (the archive API reaches the workdir, not /tmp)");
   return f;
 }
@@ -280,8 +286,11 @@ StatusOr<std::string> DockerExecutor::exec_create(const std::string& container, 
 
 void DockerExecutor::kill_user_processes(ContainerSandbox& sb) {
   // kill(-1) from the sandbox user reaches every process of that user and nothing else: PID 1
-  // and its keep-alive child run as another user, so the container survives.
-  auto id = exec_create(sb.id_, {"kill", "-9", "-1"}, {"PATH=/usr/local/bin:/usr/bin:/bin"}, "/", false);
+  // and its keep-alive child run as another user, so the container survives. The helper
+  // spares a detached program's session (exec_helper.h); without a shell, plain kill.
+  const std::vector<std::string> argv =
+      sb.no_shell ? std::vector<std::string>{"kill", "-9", "-1"} : kill_argv(sb.detached);
+  auto id = exec_create(sb.id_, argv, {"PATH=/usr/local/bin:/usr/bin:/bin"}, "/", false);
   if (id.ok()) {
     // Detached: the engine may hold an attached start back while the killed run's output is
     // still undrained (the caller goes on draining it).
@@ -326,13 +335,74 @@ StatusOr<ExecResult> DockerExecutor::exec(Sandbox& sandbox, const ExecRequest& r
   auto& sb = static_cast<ContainerSandbox&>(sandbox);
   if (sb.dead) return InvalidArgument("sandbox", "sandbox " + sb.id_ + " was killed or destroyed");
   if (req.argv.empty()) return InvalidArgument("argv", "is empty");
+  return run_attached(sb, req.argv, req, nullptr);
+}
+
+StatusOr<StepResult> DockerExecutor::exec_step(Sandbox& sandbox, const StepRequest& step) {
+  auto& sb = static_cast<ContainerSandbox&>(sandbox);
+  if (sb.dead) return InvalidArgument("sandbox", "sandbox " + sb.id_ + " was killed or destroyed");
+  if (step.exec.argv.empty()) return InvalidArgument("argv", "is empty");
+  // Small text files travel with the exec; anything else through the archive API first.
+  std::vector<InlineFile> inline_files;
+  if (!sb.no_shell && fits_inline(step.files)) {
+    for (size_t i = 0; i < step.files.size(); ++i) {
+      const FileEntry& f = step.files[i];
+      ASSIGN_OR_RETURN(std::string rel,
+                       beneath_workdir("files[" + std::to_string(i) + "].path", sb.policy_.workdir, f.path));
+      inline_files.push_back({std::move(rel), f.data, f.mode});
+    }
+  } else if (!step.files.empty()) {
+    RETURN_IF_ERROR(put_files(sandbox, step.files));
+  }
+  if (sb.no_shell) {
+    ASSIGN_OR_RETURN(ExecResult r, run_attached(sb, step.exec.argv, step.exec, nullptr));
+    return StepResult{std::move(r), std::nullopt};
+  }
+  const std::string marker = new_control_marker();
+  ControlFilter control(marker);
+  ASSIGN_OR_RETURN(ExecResult r, run_attached(sb, step_argv(marker, sb.policy_.workdir, inline_files, step.after,
+                                                            step.exec.argv),
+                                              step.exec, &control));
+  if (control.records().empty() && r.status() == ExecStatus::kSetupError &&
+      r.message.find("/bin/sh") != std::string::npos) {
+    // No shell in the image (nothing ran): the archive API and plain execs from now on.
+    sb.no_shell = true;
+    if (!step.files.empty()) RETURN_IF_ERROR(put_files(sandbox, step.files));
+    ASSIGN_OR_RETURN(ExecResult plain, run_attached(sb, step.exec.argv, step.exec, nullptr));
+    return StepResult{std::move(plain), std::nullopt};
+  }
+  StepResult out{std::move(r), std::nullopt};
+  if (const ControlFilter::Record* a = control.find('A')) out.after_stdout = a->payload;
+  return out;
+}
+
+StatusOr<ExecResult> DockerExecutor::exec_detached(Sandbox& sandbox, const ExecRequest& req) {
+  auto& sb = static_cast<ContainerSandbox&>(sandbox);
+  if (sb.dead) return InvalidArgument("sandbox", "sandbox " + sb.id_ + " was killed or destroyed");
+  if (req.argv.empty()) return InvalidArgument("argv", "is empty");
+  const std::string marker = new_control_marker();
+  const std::string fifo_dir = "/tmp/.corral-detach-" + marker.substr(marker.size() - 16);
+  ControlFilter control(marker);
+  ASSIGN_OR_RETURN(ExecResult r, run_attached(sb, detach_argv(marker, fifo_dir, sb.detached, req.argv), req, &control));
+  const ControlFilter::Record* d = control.find('D');
+  auto program = d ? DetachedProgram::parse(d->payload) : std::nullopt;
+  if (program && r.status() == ExecStatus::kOk) {
+    sb.detached = program;
+    r.exit_code = -1;
+    r.message = "running detached as pid " + program->pid;
+  }
+  return r;
+}
+
+StatusOr<ExecResult> DockerExecutor::run_attached(ContainerSandbox& sb, const std::vector<std::string>& argv,
+                                                  const ExecRequest& req, ControlFilter* control) {
   const Policy& policy = sb.policy_;
   const uint64_t wall_ms = req.wall_ms.value_or(policy.limits.wall_ms);
   const uint64_t cap = req.output_bytes.value_or(policy.limits.output_bytes);
   const auto start = Clock::now();
   const bool has_stdin = !req.stdin_data.empty();
   ASSIGN_OR_RETURN(std::string exec_id,
-                   exec_create(sb.id_, req.argv, exec_env(policy, sb.passthrough, req.env),
+                   exec_create(sb.id_, argv, exec_env(policy, sb.passthrough, req.env),
                                req.cwd.empty() ? policy.workdir : req.cwd, has_stdin));
   ASSIGN_OR_RETURN(auto stream, client_->upgrade(options_.flavor + ": start exec", api("/exec/" + exec_id + "/start"),
                                                  R"({"Detach":false,"Tty":false})"));
@@ -341,8 +411,17 @@ StatusOr<ExecResult> DockerExecutor::exec(Sandbox& sandbox, const ExecRequest& r
   OutputSink err{cap, &result.stderr_data, &result.stderr_truncated, req.on_stderr};
   FrameDemux demux;
   bool over_cap = false, corrupt = false;
+  auto to_err = [&](std::string_view d) {
+    if (!err.add(d)) over_cap = true;
+  };
   auto on_frame = [&](int s, std::string_view d) {
-    if (!(s == 2 ? err : out).add(d)) over_cap = true;
+    if (s != 2) {
+      if (!out.add(d)) over_cap = true;
+    } else if (control) {
+      control->feed(d, to_err);
+    } else {
+      to_err(d);
+    }
   };
   auto feed = [&](std::string_view d) {
     if (!demux.feed(d, on_frame)) corrupt = true;
@@ -398,11 +477,22 @@ StatusOr<ExecResult> DockerExecutor::exec(Sandbox& sandbox, const ExecRequest& r
     }
   }
   stream.reset();
+  if (control) control->finish(to_err);
 
-  // The exit code: the stream ends when the program does; the engine records the code a
-  // moment later.
+  // The exit code: the helper's record, else the engine's (the stream ends when the program
+  // does; the engine records the code a moment later).
   int exit_code = -1;
   bool running = true;
+  const ControlFilter::Record* x = control && !killed ? control->find('X') : nullptr;
+  if (auto reported = x ? StepExit::parse(x->payload) : std::nullopt) {
+    exit_code = reported->status;
+    running = false;
+    if (reported->cpu_user_ns && reported->cpu_sys_ns) {
+      result.usage.cpu_user_ms = static_cast<double>(*reported->cpu_user_ns) / 1e6;
+      result.usage.cpu_sys_ms = static_cast<double>(*reported->cpu_sys_ns) / 1e6;
+    }
+    if (reported->peak_memory_bytes) result.usage.peak_memory_bytes = *reported->peak_memory_bytes;
+  }
   for (int i = 0; i < 500 && running; ++i) {
     ASSIGN_OR_RETURN(http::Response r,
                      client_->call(options_.flavor + ": inspect exec", {"GET", api("/exec/" + exec_id + "/json")}));
@@ -421,6 +511,10 @@ StatusOr<ExecResult> DockerExecutor::exec(Sandbox& sandbox, const ExecRequest& r
     // corral killed it (timeout, output cap): the status says why, the exit is the kill's.
     result.exit_code = -1;
     result.signal = exit_code > 128 ? exit_code - 128 : SIGKILL;
+  }
+  // The helper could not do its part (write a file, find the program): nothing ran.
+  if (const ControlFilter::Record* e = control && !killed ? control->find('E') : nullptr) {
+    result.set_status(ExecStatus::kSetupError, e->payload);
   }
   // The engines report a program killed by signal N as exit code 128+N (no way to tell it
   // from a program that exits with that code).

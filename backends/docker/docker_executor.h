@@ -5,8 +5,11 @@
 //
 //   create   -> [volume create] + container create (container_config.h) + start
 //   exec     -> exec create + start (upgraded connection: stdin in, framed stdout/stderr out)
-//               + exec inspect; a timeout or output cap kills the sandbox user's processes;
-//               OOM is read from the container's memory cgroup
+//               + exec inspect; a timeout or output cap kills the sandbox user's processes
+//               (all but a detached program's); OOM is read from the container's memory cgroup
+//   exec_step   one exec through a shell helper (exec_helper.h): small text files written by
+//               it, the program, the after command; larger or binary files by the archive API
+//   exec_detached  the helper starts the program in the background and reports its pid
 //   files    -> the archive API (tar), paths beneath the workdir only, same rules as native
 //   destroy  -> container remove (force) + volume remove; never for an attached container
 #pragma once
@@ -20,6 +23,8 @@
 #include "src/core/executor.h"
 
 namespace corral::docker {
+
+class ControlFilter;
 
 struct EngineOptions {
   std::string flavor = "docker";  // "docker" | "podman": messages, features, defaults
@@ -49,6 +54,8 @@ class DockerExecutor : public Executor {
 
   StatusOr<std::unique_ptr<Sandbox>> create(const SandboxSpec& spec) override;
   StatusOr<ExecResult> exec(Sandbox& sandbox, const ExecRequest& request) override;
+  StatusOr<StepResult> exec_step(Sandbox& sandbox, const StepRequest& request) override;
+  StatusOr<ExecResult> exec_detached(Sandbox& sandbox, const ExecRequest& request) override;
   Status put_files(Sandbox& sandbox, const std::vector<FileEntry>& files) override;
   StatusOr<std::vector<FileEntry>> get_files(Sandbox& sandbox, const std::vector<std::string>& paths,
                                              uint64_t max_bytes) override;
@@ -80,6 +87,10 @@ class DockerExecutor : public Executor {
   class ContainerSandbox;
   std::string api(const std::string& path) const { return options_.api_prefix + path; }
   StatusOr<std::unique_ptr<Sandbox>> attach(const SandboxSpec& spec);
+  // One attached exec of `argv` with the request's stdin, env, cwd, limits and callbacks;
+  // `control` (when given) takes the exec helper's records out of its stderr.
+  StatusOr<ExecResult> run_attached(ContainerSandbox& sb, const std::vector<std::string>& argv,
+                                    const ExecRequest& request, ControlFilter* control);
   // Kills every process of the sandbox user (not PID 1); kills the container if that fails.
   void kill_user_processes(ContainerSandbox& sb);
   // Whether the kernel OOM-killed something in the container since the last check.

@@ -49,6 +49,22 @@ struct FileEntry {
   uint32_t mode = 0644;
 };
 
+// A program with what a language run needs around it (src/lang/runner.cc): files written
+// just before it starts and a command run just after it ends, whose output is kept apart
+// from the program's (the artifact listing).
+struct StepRequest {
+  std::vector<FileEntry> files;  // written with put_files' rules
+  ExecRequest exec;
+  std::string after;  // a /bin/sh command line run after the program, no stdin; empty: none
+};
+
+struct StepResult {
+  ExecResult result;
+  // The after command's stdout; nullopt when it did not run here (the backend leaves it to
+  // the caller, or corral ended the program), so the caller runs it itself if it needs it.
+  std::optional<std::string> after_stdout;
+};
+
 struct Features {
   std::string backend;
   bool user_namespace = false;
@@ -87,6 +103,12 @@ class Executor {
   // driver (an interpreter holding the session's state) alive this way and talk to it with
   // short execs inside the sandbox. Backends that cannot do this return kUnsupported.
   virtual StatusOr<ExecResult> exec_detached(Sandbox& sandbox, const ExecRequest& request);
+
+  // put_files, exec and the after command as one call. Backends where every call is a round
+  // trip to an engine do them in one exec (small files travel with it); the default is
+  // put_files then exec, leaving `after` to the caller. A path put_files would refuse is
+  // the same Status error.
+  virtual StatusOr<StepResult> exec_step(Sandbox& sandbox, const StepRequest& request);
 
   // create + exec + destroy. The sandbox is destroyed whatever exec returned.
   StatusOr<ExecResult> run_once(const SandboxSpec& spec, const ExecRequest& request);

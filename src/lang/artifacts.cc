@@ -56,22 +56,30 @@ bool image_size(const std::string& b, uint32_t* w, uint32_t* h) {
   return false;
 }
 
+std::string artifact_listing_command() {
+  return std::string("m=") + kRunMarker + "; for d in " + kOutDir + " " + kPlotDir +
+         "; do [ -d \"$d\" ] || continue; for f in \"$d\"/*; do "
+         "[ -f \"$f\" ] && [ ! -L \"$f\" ] && [ \"$f\" -nt \"$m\" ] && printf '%s %s\\n' \"$(wc -c < \"$f\")\" \"$f\"; "
+         "done; done; true";
+}
+
 StatusOr<std::vector<Artifact>> collect_artifacts(Executor& ex, Sandbox& sb, const ArtifactOptions& options) {
   ExecRequest list;
-  list.argv = {"/bin/sh", "-c",
-               std::string("m=") + kRunMarker + "; for d in " + kOutDir + " " + kPlotDir +
-                   "; do [ -d \"$d\" ] || continue; for f in \"$d\"/*; do "
-                   "[ -f \"$f\" ] && [ ! -L \"$f\" ] && [ \"$f\" -nt \"$m\" ] && printf '%s %s\\n' \"$(wc -c < \"$f\")\" \"$f\"; "
-                   "done; done; true"};
+  list.argv = {"/bin/sh", "-c", artifact_listing_command()};
   list.wall_ms = 10'000;
   auto listed = ex.exec(sb, list);
   if (!listed.ok()) return listed.status();
   if (listed->status() != ExecStatus::kOk) {
     return Status(ErrorCode::kInternal, "listing artifacts failed: " + listed->stderr_data, "artifacts");
   }
+  return read_listed_artifacts(ex, sb, listed->stdout_data, options);
+}
+
+std::vector<Artifact> read_listed_artifacts(Executor& ex, Sandbox& sb, const std::string& listing,
+                                            const ArtifactOptions& options) {
   std::vector<Artifact> out;
   uint64_t total = 0;
-  std::istringstream in(listed->stdout_data);
+  std::istringstream in(listing);
   std::string line;
   while (std::getline(in, line)) {
     auto space = line.find(' ');

@@ -22,6 +22,13 @@ inline constexpr char kRunMarker[] = "/sandbox/.corral/run-start";
 // exec in the sandbox, and reads them beneath its root.
 StatusOr<std::vector<Artifact>> collect_artifacts(Executor& ex, Sandbox& sb, const ArtifactOptions& options);
 
+// The two halves, for runs that list as part of their own exec (StepRequest::after): the
+// /bin/sh command printing one "SIZE PATH" line per artifact, and reading what it listed
+// (a line that does not parse, or names a file that is gone or not regular, is skipped).
+std::string artifact_listing_command();
+std::vector<Artifact> read_listed_artifacts(Executor& ex, Sandbox& sb, const std::string& listing,
+                                            const ArtifactOptions& options);
+
 std::string mime_for(const std::string& name);
 // Width and height of a PNG, GIF or JPEG held in `bytes`; false if not recognised.
 bool image_size(const std::string& bytes, uint32_t* width, uint32_t* height);

@@ -15,9 +15,8 @@ std::string basename_of(const std::string& path) {
   return p.substr(p.rfind('/') + 1);
 }
 
-// Runs one step. Steps other than "run" keep their output out of the caller's stream.
-StatusOr<ExecResult> step(Executor& ex, Sandbox& sb, const char* stage, std::vector<std::string> argv,
-                          uint64_t wall_ms, const RunRequest* streamed) {
+// One step's request. Steps other than "run" keep their output out of the caller's stream.
+ExecRequest step_request(std::vector<std::string> argv, uint64_t wall_ms, const RunRequest* streamed) {
   ExecRequest req;
   req.argv = std::move(argv);
   req.wall_ms = wall_ms;
@@ -26,7 +25,12 @@ StatusOr<ExecResult> step(Executor& ex, Sandbox& sb, const char* stage, std::vec
     req.on_stdout = streamed->on_stdout;
     req.on_stderr = streamed->on_stderr;
   }
-  auto r = ex.exec(sb, req);
+  return req;
+}
+
+StatusOr<ExecResult> step(Executor& ex, Sandbox& sb, const char* stage, std::vector<std::string> argv,
+                          uint64_t wall_ms, const RunRequest* streamed) {
+  auto r = ex.exec(sb, step_request(std::move(argv), wall_ms, streamed));
   if (r.ok()) r->stage = stage;
   return r;
 }
@@ -113,29 +117,39 @@ StatusOr<ExecResult> compile_and_run(Executor& ex, Sandbox& sb, const LanguageHa
                                      const std::function<void(std::string_view)>& on_stderr, uint64_t wall_ms,
                                      const ArtifactOptions* artifacts) {
   const std::string file = lang.source_file(code);
-  std::vector<FileEntry> files = lang.support_files();
-  files.push_back({file, code, 0644});
-  files.push_back({kRunMarker, "", 0644});
-  if (artifacts) files.push_back({std::string(kOutDir) + "/.corral", "", 0644});  // so the directory exists
-  RETURN_IF_ERROR(ex.put_files(sb, files));
+  // The files go with the first exec (the compile, else the run), the artifact listing with
+  // the run: one call each (container backends make it one exec instead of three).
+  StepRequest first;
+  first.files = lang.support_files();
+  first.files.push_back({file, code, 0644});
+  first.files.push_back({kRunMarker, "", 0644});
+  if (artifacts) first.files.push_back({std::string(kOutDir) + "/.corral", "", 0644});  // so the directory exists
   if (auto compile = lang.compile_argv(file, limits)) {
-    auto r = step(ex, sb, "compile", *compile, lang.compile_wall_ms(), nullptr);
-    if (!r.ok()) return r;
-    if (r->status() != ExecStatus::kOk) {
-      if (r->status() == ExecStatus::kNonzeroExit) r->message = "compilation failed";
-      return r;
+    first.exec = step_request(*compile, lang.compile_wall_ms(), nullptr);
+    ASSIGN_OR_RETURN(StepResult c, ex.exec_step(sb, first));
+    c.result.stage = "compile";
+    if (c.result.status() != ExecStatus::kOk) {
+      if (c.result.status() == ExecStatus::kNonzeroExit) c.result.message = "compilation failed";
+      return c.result;
     }
+    first.files.clear();
   }
   RunRequest streamed;
   streamed.stdin_data = stdin_data;
   streamed.on_stdout = on_stdout;
   streamed.on_stderr = on_stderr;
-  auto r = step(ex, sb, "run", lang.run_argv(file, limits), wall_ms, &streamed);
-  if (r.ok() && artifacts) {
-    auto collected = collect_artifacts(ex, sb, *artifacts);
-    if (collected.ok()) r->artifacts = std::move(collected).value();
+  StepRequest run{std::move(first.files), step_request(lang.run_argv(file, limits), wall_ms, &streamed),
+                  artifacts ? artifact_listing_command() : std::string()};
+  ASSIGN_OR_RETURN(StepResult r, ex.exec_step(sb, run));
+  r.result.stage = "run";
+  if (artifacts) {
+    if (r.after_stdout) {
+      r.result.artifacts = read_listed_artifacts(ex, sb, *r.after_stdout, *artifacts);
+    } else if (auto collected = collect_artifacts(ex, sb, *artifacts); collected.ok()) {
+      r.result.artifacts = std::move(collected).value();
+    }
   }
-  return r;
+  return r.result;
 }
 
 }  // namespace corral::lang

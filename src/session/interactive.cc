@@ -11,12 +11,32 @@ constexpr uint64_t kStartWallMs = 30'000;
 // The relay's own budget beyond the run's timeout and grace: its start, the driver's hello.
 constexpr uint64_t kRelayOverheadMs = 10'000;
 
-// What the relay reported (its result file), or a null json when it reported nothing.
-nlohmann::json read_outcome(Executor& ex, Sandbox& sb) {
+nlohmann::json parse_outcome(const std::string& text) {
+  auto j = nlohmann::json::parse(text, nullptr, false);
+  return j.is_object() ? j : nullptr;
+}
+
+// Run after the relay in its own exec where the backend can (StepRequest::after): the result
+// file on the first line (the relays write it as one line of JSON), then the artifact listing.
+std::string after_relay(bool artifacts) {
+  std::string c = std::string("cat ") + kResultFile + " 2>/dev/null; echo";
+  if (artifacts) c += "; " + lang::artifact_listing_command();
+  return c;
+}
+
+// What the relay reported, or a null json when it reported nothing: from the after command's
+// output when it ran with the relay, else read from the sandbox. `listing` gets the rest.
+nlohmann::json read_outcome(Executor& ex, Sandbox& sb, const StepResult& step, std::optional<std::string>* listing) {
+  if (step.after_stdout) {
+    const std::string& out = *step.after_stdout;
+    const size_t nl = out.find('\n');
+    *listing = nl == std::string::npos ? std::string() : out.substr(nl + 1);
+    return parse_outcome(out.substr(0, nl));
+  }
+  listing->reset();
   auto files = ex.get_files(sb, {kResultFile}, 64ull << 20);
   if (!files.ok() || files->empty()) return nullptr;
-  auto j = nlohmann::json::parse((*files)[0].data, nullptr, false);
-  return j.is_object() ? j : nullptr;
+  return parse_outcome((*files)[0].data);
 }
 
 std::string outcome_string(const nlohmann::json& o, const char* key) {
@@ -72,11 +92,15 @@ StatusOr<ExecResult> InteractiveRunner::restart(Executor& ex, Sandbox& sb, std::
   return s;
 }
 
-StatusOr<ExecResult> InteractiveRunner::relay(Executor& ex, Sandbox& sb, const std::string& stdin_data,
+StatusOr<StepResult> InteractiveRunner::relay(Executor& ex, Sandbox& sb, std::vector<FileEntry> files,
+                                              const std::string& after, const std::string& stdin_data,
                                               const std::function<void(std::string_view)>& on_stdout,
                                               const std::function<void(std::string_view)>& on_stderr,
                                               uint64_t timeout_ms) {
-  ExecRequest req;
+  StepRequest step;
+  step.files = std::move(files);
+  step.after = after;
+  ExecRequest& req = step.exec;
   req.argv = driver_.relay_argv;
   for (const std::string& a : {std::string(kCodeFile), std::string(kResultFile), std::to_string(timeout_ms),
                                std::to_string(kInterruptGraceMs)}) {
@@ -86,7 +110,7 @@ StatusOr<ExecResult> InteractiveRunner::relay(Executor& ex, Sandbox& sb, const s
   req.on_stdout = on_stdout;
   req.on_stderr = on_stderr;
   req.wall_ms = timeout_ms + kInterruptGraceMs + kRelayOverheadMs;
-  return ex.exec(sb, req);
+  return ex.exec_step(sb, step);
 }
 
 StatusOr<ExecResult> InteractiveRunner::run(Executor& ex, Sandbox& sb, const std::string& code,
@@ -94,29 +118,32 @@ StatusOr<ExecResult> InteractiveRunner::run(Executor& ex, Sandbox& sb, const std
                                             const std::function<void(std::string_view)>& on_stdout,
                                             const std::function<void(std::string_view)>& on_stderr,
                                             uint64_t timeout_ms, const lang::ArtifactOptions* artifacts) {
+  // The code goes with the relay's exec, and the result and artifact listing come back with it.
   std::vector<FileEntry> files = {{kCodeFile, code, 0644}, {lang::kRunMarker, "", 0644}};
   if (artifacts) files.push_back({std::string(lang::kOutDir) + "/.corral", "", 0644});  // so the directory exists
-  RETURN_IF_ERROR(ex.put_files(sb, files));
+  const std::string after = after_relay(artifacts != nullptr);
   std::string note;
   if (!running_) {
     auto s = restart(ex, sb, &note);
     if (!s.ok() || s->status() != ExecStatus::kOk) return s;
   }
-  auto r = relay(ex, sb, stdin_data, on_stdout, on_stderr, timeout_ms);
-  if (!r.ok()) return r;
-  nlohmann::json outcome = read_outcome(ex, sb);
+  auto step = relay(ex, sb, std::move(files), after, stdin_data, on_stdout, on_stderr, timeout_ms);
+  if (!step.ok()) return step.status();
+  std::optional<std::string> listing;
+  nlohmann::json outcome = read_outcome(ex, sb, *step, &listing);
   std::string status = outcome.is_object() ? outcome_string(outcome, "status") : "";
-  if (status == "no_driver" && r->stdout_data.empty() && r->stderr_data.empty()) {
+  if (status == "no_driver" && step->result.stdout_data.empty() && step->result.stderr_data.empty()) {
     // Gone since the last run (killed from outside, or stuck and killed by the relay just
     // now): nothing of this run has happened yet, so start a fresh one and run there.
     lost_ = "it was no longer answering";
     auto s = restart(ex, sb, &note);
     if (!s.ok() || s->status() != ExecStatus::kOk) return s;
-    r = relay(ex, sb, stdin_data, on_stdout, on_stderr, timeout_ms);
-    if (!r.ok()) return r;
-    outcome = read_outcome(ex, sb);
+    step = relay(ex, sb, {}, after, stdin_data, on_stdout, on_stderr, timeout_ms);
+    if (!step.ok()) return step.status();
+    outcome = read_outcome(ex, sb, *step, &listing);
     status = outcome.is_object() ? outcome_string(outcome, "status") : "";
   }
+  ExecResult* r = &step->result;
 
   ExecResult out;
   out.stage = "run";
@@ -165,8 +192,11 @@ StatusOr<ExecResult> InteractiveRunner::run(Executor& ex, Sandbox& sb, const std
   if (!running_ && out.message.find(lost_text) == std::string::npos) append(&out.message, lost_text);
   append(&out.message, note);
   if (artifacts) {
-    auto collected = lang::collect_artifacts(ex, sb, *artifacts);
-    if (collected.ok()) out.artifacts = std::move(collected).value();
+    if (listing) {
+      out.artifacts = lang::read_listed_artifacts(ex, sb, *listing, *artifacts);
+    } else if (auto collected = lang::collect_artifacts(ex, sb, *artifacts); collected.ok()) {
+      out.artifacts = std::move(collected).value();
+    }
   }
   return out;
 }

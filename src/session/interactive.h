@@ -43,7 +43,8 @@ class InteractiveRunner {
                            const lang::ArtifactOptions* artifacts);
 
  private:
-  StatusOr<ExecResult> relay(Executor& ex, Sandbox& sb, const std::string& stdin_data,
+  StatusOr<StepResult> relay(Executor& ex, Sandbox& sb, std::vector<FileEntry> files, const std::string& after,
+                             const std::string& stdin_data,
                              const std::function<void(std::string_view)>& on_stdout,
                              const std::function<void(std::string_view)>& on_stderr, uint64_t timeout_ms);
   StatusOr<ExecResult> restart(Executor& ex, Sandbox& sb, std::string* note);

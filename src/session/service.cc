@@ -76,6 +76,7 @@ class BorrowedExecutor : public Executor {
   StatusOr<ExecResult> exec_detached(Sandbox& sb, const ExecRequest& req) override {
     return ex_.exec_detached(sb, req);
   }
+  StatusOr<StepResult> exec_step(Sandbox& sb, const StepRequest& req) override { return ex_.exec_step(sb, req); }
 
  private:
   Executor& ex_;

@@ -1,90 +1,13 @@
 // The executor contract: the same cases on every backend (native, docker, podman), through
-// the registry, as sessions, pools and servers use them. A backend that cannot run here skips
-// with the reason (not root; engine not reachable: run `tools/engines start`); in CI all run.
-// The container backends use CORRAL_TEST_IMAGE (default corral-test:latest, built by
-// tools/engines: busybox + python3 + bash, no registry needed).
-#include <gtest/gtest.h>
-#include <unistd.h>
-
-#include <cstdlib>
-#include <fstream>
+// the registry, as sessions, pools and servers use them (fixture: contract_fixture.h); in CI
+// all run.
 #include <set>
-#include <sstream>
 
-#include "backends/docker/docker_executor.h"
-#include "backends/registry.h"
 #include "src/lang/runner.h"
+#include "tests/contract/contract_fixture.h"
 
 namespace corral {
 namespace {
-
-std::string test_image() {
-  const char* v = getenv("CORRAL_TEST_IMAGE");
-  return v && *v ? v : "corral-test:latest";
-}
-
-std::string read_host_file(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-class Contract : public ::testing::TestWithParam<std::string> {
- protected:
-  void SetUp() override {
-    const std::string& backend = GetParam();
-    if (geteuid() != 0) GTEST_SKIP() << backend << ": needs root (native writes id maps; engines' sockets are root's)";
-    auto ex = make_executor({backend, backend == "native" ? "" : test_image(), ""});
-    if (!ex.ok()) GTEST_SKIP() << backend << " not reachable: " << ex.status().to_string() << " (tools/engines start)";
-    executor_ = std::move(ex).value();
-    if (auto* d = engine()) {
-      auto has = d->image_exists(test_image());
-      if (!has.ok() || !*has) GTEST_SKIP() << backend << ": no image " << test_image() << " (tools/engines start)";
-    }
-  }
-
-  docker::DockerExecutor* engine() { return dynamic_cast<docker::DockerExecutor*>(executor_.get()); }
-  bool container() const { return GetParam() != "native"; }
-
-  static Policy policy(const std::string& json = "{}") {
-    auto p = Policy::from_json_text(json);
-    EXPECT_TRUE(p.ok()) << p.status().to_string();
-    return p.ok() ? *p : Policy{};
-  }
-
-  std::unique_ptr<Sandbox> make(const Policy& p = Policy{}) {
-    auto sb = executor_->create(SandboxSpec{p});
-    EXPECT_TRUE(sb.ok()) << sb.status().to_string();
-    return sb.ok() ? std::move(sb).value() : nullptr;
-  }
-
-  ExecResult exec(Sandbox& sb, std::vector<std::string> argv, std::string stdin_data = {},
-                  std::optional<uint64_t> wall_ms = {}) {
-    ExecRequest req;
-    req.argv = std::move(argv);
-    req.stdin_data = std::move(stdin_data);
-    req.wall_ms = wall_ms;
-    auto r = executor_->exec(sb, req);
-    EXPECT_TRUE(r.ok()) << r.status().to_string();
-    return r.ok() ? *r : ExecResult{};
-  }
-
-  ExecResult run(std::vector<std::string> argv, const Policy& p = Policy{}, std::string stdin_data = {}) {
-    ExecRequest req;
-    req.argv = std::move(argv);
-    req.stdin_data = std::move(stdin_data);
-    auto r = executor_->run_once(SandboxSpec{p}, req);
-    EXPECT_TRUE(r.ok()) << r.status().to_string();
-    return r.ok() ? *r : ExecResult{};
-  }
-
-  ExecResult python(const std::string& code, const Policy& p = Policy{}) {
-    return run({"/usr/bin/python3", "-c", code}, p);
-  }
-
-  std::unique_ptr<Executor> executor_;
-};
 
 TEST_P(Contract, HelloWorldPerLanguage) {
   int ran = 0;
@@ -257,6 +180,176 @@ TEST_P(Contract, SymlinkAttacks) {
   EXPECT_EQ(read_host_file("/etc/passwd"), host_passwd);
   ExecResult check = exec(*sb, {"/usr/bin/python3", "-c", "print('pwned' in open('/etc/passwd').read())"});
   EXPECT_EQ(check.stdout_data, "False\n") << check.stderr_data;
+  EXPECT_TRUE(executor_->destroy(*sb).ok());
+}
+
+TEST_P(Contract, StepWritesFilesRunsAndReportsTheAfterCommand) {
+  auto sb = make();
+  ASSERT_TRUE(sb);
+  std::string binary;
+  for (int i = 0; i < 256; ++i) binary += static_cast<char>(i);
+  StepRequest step;
+  step.files = {{"code/main.py",
+                 "import os, sys\n"
+                 "print(open('data.bin', 'rb').read()[:3], oct(os.stat('code/run.sh').st_mode & 0o777), input())\n"
+                 "sys.stderr.write('err\\n')\n"
+                 "sys.exit(3)\n",
+                 0644},
+                {"data.bin", binary, 0644},  // binary: the container backends send it by the archive API
+                {"code/run.sh", "#!/bin/sh\necho run\n", 0755}};
+  step.exec.argv = {"/usr/bin/python3", "code/main.py"};
+  step.exec.stdin_data = "typed\n";
+  std::string streamed;
+  step.exec.on_stderr = [&](std::string_view d) { streamed.append(d); };
+  step.after = "ls code; echo done";
+  auto r = executor_->exec_step(*sb, step);
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  EXPECT_EQ(r->result.status(), ExecStatus::kNonzeroExit) << r->result.message << r->result.stderr_data;
+  EXPECT_EQ(r->result.exit_code, 3);
+  EXPECT_EQ(r->result.stdout_data, "b'\\x00\\x01\\x02' 0o755 typed\n");
+  EXPECT_EQ(r->result.stderr_data, "err\n");
+  EXPECT_EQ(streamed, "err\n") << "nothing of the after command reaches the program's stream";
+  // The container backends run the after command in the same exec; native leaves it to the
+  // caller (an exec there costs a millisecond).
+  if (container()) {
+    ASSERT_TRUE(r->after_stdout.has_value());
+    EXPECT_EQ(*r->after_stdout, "main.py\nrun.sh\ndone\n");
+  } else {
+    EXPECT_FALSE(r->after_stdout.has_value());
+  }
+  // Text files alone travel with the exec on the container backends: same result.
+  StepRequest small;
+  small.files = {{"/sandbox/again.txt", "second ✓", 0600}};
+  small.exec.argv = {"/bin/sh", "-c", "cat again.txt"};
+  auto s2 = executor_->exec_step(*sb, small);
+  ASSERT_TRUE(s2.ok()) << s2.status().to_string();
+  EXPECT_EQ(s2->result.status(), ExecStatus::kOk) << s2->result.stderr_data;
+  EXPECT_EQ(s2->result.stdout_data, "second ✓");
+  auto got = executor_->get_files(*sb, {"again.txt", "code/main.py"}, 1 << 20);
+  ASSERT_TRUE(got.ok()) << got.status().to_string();
+  EXPECT_EQ((*got)[0].data, "second ✓");
+  EXPECT_EQ((*got)[0].mode, 0600u);
+  EXPECT_EQ((*got)[1].data, step.files[0].data);
+  // A path put_files refuses is refused the same way, before anything runs; a program that
+  // does not exist is a setup error.
+  StepRequest bad;
+  bad.files = {{"../escape.txt", "x", 0644}};
+  bad.exec.argv = {"/bin/sh", "-c", "echo ran"};
+  EXPECT_FALSE(executor_->exec_step(*sb, bad).ok());
+  StepRequest missing;
+  missing.files = {{"m.txt", "x", 0644}};
+  missing.exec.argv = {"/no/such/program"};
+  auto m = executor_->exec_step(*sb, missing);
+  ASSERT_TRUE(m.ok()) << m.status().to_string();
+  EXPECT_EQ(m->result.status(), ExecStatus::kSetupError) << exec_status_name(m->result.status());
+  EXPECT_TRUE(executor_->destroy(*sb).ok());
+}
+
+TEST_P(Contract, LanguageRunReportsUsageAndSignals) {
+  lang::RunRequest req;
+  req.language = "python";
+  req.code =
+      "import time\n"
+      "block = bytearray(96 << 20)\n"
+      "for i in range(0, len(block), 4096): block[i] = 1\n"
+      "end = time.process_time() + 0.3\n"
+      "while time.process_time() < end: pass\n"
+      "print(len(block) >> 20)\n";
+  auto r = lang::run_code(*executor_, req);
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  EXPECT_EQ(r->status(), ExecStatus::kOk) << r->message << r->stderr_data;
+  EXPECT_EQ(r->stdout_data, "96\n");
+  EXPECT_GE(r->usage.cpu_user_ms + r->usage.cpu_sys_ms, 250) << "CPU time";
+  EXPECT_LT(r->usage.cpu_user_ms + r->usage.cpu_sys_ms, 10'000);
+  EXPECT_GE(r->usage.peak_memory_bytes, 96ull << 20) << "peak memory";
+  EXPECT_GE(r->usage.wall_ms, 300);
+  // A program killed by a signal: that status, and nothing but its own output on stderr.
+  req.code = "import os, sys\nsys.stderr.write('going\\n'); sys.stderr.flush()\nos.kill(os.getpid(), 9)\n";
+  auto k = lang::run_code(*executor_, req);
+  ASSERT_TRUE(k.ok()) << k.status().to_string();
+  EXPECT_EQ(k->status(), ExecStatus::kSignaled) << exec_status_name(k->status()) << " " << k->message;
+  EXPECT_EQ(k->signal, 9);
+  EXPECT_EQ(k->stderr_data, "going\n");
+}
+
+TEST_P(Contract, StepNeverWritesThroughSymlinks) {
+  auto sb = make();
+  ASSERT_TRUE(sb);
+  const std::string host_passwd = read_host_file("/etc/passwd");
+  ExecResult planted = exec(*sb, {"/usr/bin/python3", "-c",
+                                  "import os\n"
+                                  "os.symlink('/etc/passwd', 'link')\n"
+                                  "os.symlink('/etc', 'dirlink')\n"
+                                  "os.symlink('/tmp/planted', 'dangling')\n"});
+  ASSERT_EQ(planted.status(), ExecStatus::kOk) << planted.stderr_data;
+  for (const char* path : {"link", "dirlink/passwd", "dangling"}) {
+    StepRequest step;
+    step.files = {{path, "pwned\n", 0644}};
+    step.exec.argv = {"/bin/true"};
+    // Refused (native) or the link replaced by a file (containers): never written through.
+    auto r = executor_->exec_step(*sb, step);
+    if (r.ok()) EXPECT_EQ(r->result.status(), ExecStatus::kOk) << path << ": " << r->result.message;
+  }
+  EXPECT_EQ(read_host_file("/etc/passwd"), host_passwd);
+  ExecResult check = exec(*sb, {"/usr/bin/python3", "-c",
+                                "import os\n"
+                                "print('pwned' in open('/etc/passwd').read(), os.path.exists('/tmp/planted'))\n"});
+  EXPECT_EQ(check.stdout_data, "False False\n") << check.stderr_data;
+  EXPECT_TRUE(executor_->destroy(*sb).ok());
+}
+
+TEST_P(Contract, DetachedProgramOutlivesOtherExecsAndTheirTimeouts) {
+  auto sb = make();
+  ASSERT_TRUE(sb);
+  ExecRequest start;
+  start.argv = {"/bin/sh", "-c", "echo started; echo $$ > /tmp/daemon.pid; exec >/dev/null 2>&1; exec sleep 1000"};
+  start.wall_ms = 10'000;
+  auto d = executor_->exec_detached(*sb, start);
+  ASSERT_TRUE(d.ok()) << d.status().to_string();
+  EXPECT_EQ(d->status(), ExecStatus::kOk) << d->message << d->stderr_data;
+  EXPECT_EQ(d->exit_code, -1);
+  EXPECT_EQ(d->stdout_data, "started\n");
+  EXPECT_EQ(d->stderr_data, "");
+  EXPECT_NE(d->message.find("running detached"), std::string::npos) << d->message;
+  // An exec that times out is killed with everything it started; the detached program is not.
+  ExecResult slow = exec(*sb, {"/bin/sh", "-c", "sleep 1000 & sleep 1000"}, {}, 500);
+  EXPECT_EQ(slow.status(), ExecStatus::kTimeout);
+  ExecResult check = exec(*sb, {"/usr/bin/python3", "-c",
+                                "import os\n"
+                                "os.kill(int(open('/tmp/daemon.pid').read()), 0)\n"
+                                "def cmd(p):\n"
+                                "    try:\n"
+                                "        return open('/proc/%s/cmdline' % p, 'rb').read()\n"
+                                "    except OSError:\n"
+                                "        return b''\n"
+                                "print('daemon alive,', [cmd(p) for p in os.listdir('/proc') if p.isdigit()]"
+                                ".count(b'sleep\\x001000\\x00'), 'sleeping')\n"});
+  EXPECT_EQ(check.stdout_data, "daemon alive, 1 sleeping\n") << check.stderr_data;
+  // One detached program per sandbox while it runs; once it has exited, another may start.
+  auto second = executor_->exec_detached(*sb, start);
+  ASSERT_TRUE(second.ok()) << second.status().to_string();
+  EXPECT_EQ(second->status(), ExecStatus::kSetupError);
+  EXPECT_NE(second->message.find("already running"), std::string::npos) << second->message;
+  // (A zombie still answers kill -0: the loop ends once init has reaped it.)
+  auto stop = [&] {
+    ExecResult r = exec(*sb, {"/bin/sh", "-c",
+                              "p=$(cat /tmp/daemon.pid); kill $p; while kill -0 $p 2>/dev/null; do sleep 0.01; done"},
+                        {}, 5000);
+    EXPECT_EQ(r.status(), ExecStatus::kOk) << r.message << r.stderr_data;
+  };
+  stop();
+  auto third = executor_->exec_detached(*sb, start);
+  ASSERT_TRUE(third.ok());
+  EXPECT_EQ(third->status(), ExecStatus::kOk) << third->message << third->stderr_data;
+  stop();
+  // A program that exits instead of detaching is an ordinary result.
+  ExecRequest fails;
+  fails.argv = {"/bin/sh", "-c", "echo no >&2; exit 4"};
+  auto f = executor_->exec_detached(*sb, fails);
+  ASSERT_TRUE(f.ok()) << f.status().to_string();
+  EXPECT_EQ(f->status(), ExecStatus::kNonzeroExit) << f->message;
+  EXPECT_EQ(f->exit_code, 4);
+  EXPECT_EQ(f->stderr_data, "no\n");
   EXPECT_TRUE(executor_->destroy(*sb).ok());
 }
 

@@ -320,6 +320,32 @@ check "--pool: SIGTERM exits 0" stop "$POOL_PID"
 alive=0; for k in $pool_kids; do kill -0 "$k" 2>/dev/null && alive=$((alive + 1)); done
 check "--pool: no pooled sandbox left after SIGTERM ($pool_kids)" test $alive = 0
 
+# ---------------------------------------------------------------- interactive sessions on the engines
+# With the engines up (tools/engines start): `--backend docker|podman` sessions keep one
+# interpreter, as on native. Skipped, saying why, where an engine or its image is missing.
+image=${CORRAL_TEST_IMAGE:-corral-test:latest}
+for engine in docker podman; do
+  esock=/var/run/docker.sock
+  [ $engine = podman ] && esock=/run/podman/podman.sock
+  if ! curl -sf --max-time 3 --unix-socket "$esock" "http://engine/images/$image/json" >/dev/null 2>&1; then
+    echo "SKIP http: $engine interactive session: engine or image $image not available (tools/engines start)"
+    continue
+  fi
+  start "$engine" --backend "$engine" --image "$image" || continue
+  r=$(u POST /v1/sessions -d '{"language":"python","interactive":true}'); id=$(json_get "$(body_of "$r")" 'j["id"]')
+  check "$engine: interactive session -> 201" test "$(status_of "$r")" = 201
+  r=$(u POST "/v1/sessions/$id/run" -d '{"code":"import math\nx = 41\ndef f(v):\n    return v + 1\nf(x)"}')
+  check "$engine: a run's last expression comes back as its value" test "$(json_get "$(body_of "$r")" 'j["value"]')" = 42
+  r=$(u POST "/v1/sessions/$id/run" -d '{"code":"print(f(x) * 2, math.floor(2.5))"}')
+  check "$engine: variables, functions and imports persist" test "$(json_get "$(body_of "$r")" 'j["stdout"]')" = "84 2"
+  r=$(u POST "/v1/sessions/$id/run" -d '{"code":"while True: pass","timeout_ms":500}')
+  check "$engine: a run past its timeout is interrupted" test "$(json_get "$(body_of "$r")" 'j["status"]')" = timeout
+  r=$(u POST "/v1/sessions/$id/run" -d '{"code":"x"}')
+  check "$engine: the state survives the timeout" test "$(json_get "$(body_of "$r")" 'j["value"]')" = 41
+  r=$(u DELETE "/v1/sessions/$id"); check "$engine: DELETE the interactive session" test "$(status_of "$r")" = 200
+  check "$engine: SIGTERM exits 0" stop "$PID"
+done
+
 # ---------------------------------------------------------------- SIGTERM leaves nothing
 start term || exit 1
 TERM_PID=$PID
