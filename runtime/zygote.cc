@@ -57,7 +57,8 @@ Status send_json(int ctl, uint32_t type, const nlohmann::json& j, const int* fds
 
 nlohmann::json ZygoteOptions::to_json() const {
   return {{"language", language}, {"interpreter", interpreter}, {"preload", preload},
-          {"warmup", warmup},     {"state_dir", state_dir},     {"cache_dir", cache_dir}};
+          {"warmup", warmup},     {"state_dir", state_dir},     {"cache_dir", cache_dir},
+          {"spare", spare},       {"snapshot", snapshot}};
 }
 
 ZygoteOptions ZygoteOptions::from_json(const nlohmann::json& j) {
@@ -68,6 +69,8 @@ ZygoteOptions ZygoteOptions::from_json(const nlohmann::json& j) {
   o.warmup = j.value("warmup", o.warmup);
   o.state_dir = j.value("state_dir", o.state_dir);
   o.cache_dir = j.value("cache_dir", o.cache_dir);
+  o.spare = j.value("spare", o.spare);
+  o.snapshot = j.value("snapshot", o.snapshot);
   return o;
 }
 

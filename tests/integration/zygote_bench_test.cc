@@ -195,5 +195,64 @@ TEST(DISABLED_ZygoteBench, Python) {
   }
 }
 
+// The zygote rows alone (pandas snippet and `print(1)`, one-shot and pre-created), without
+// and with a spare (ZygoteOptions::spare), CORRAL_BENCH_RUNS each (default 50): quick
+// before/after comparisons of the zygote path. Fails if a run fails or a sandbox was not
+// forked from the template.
+TEST(DISABLED_ZygoteBenchDetail, Rows) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root";
+  const size_t runs = env_count("CORRAL_BENCH_RUNS", 50);
+  std::ostringstream md;
+  md << "| what | min | median | max | unit |\n|---|---|---|---|---|\n";
+  for (bool spare : {false, true}) {
+    NativeExecutor ex;
+    Status started = ex.start_zygote(runtime::ZygoteOptions{.spare = spare});
+    ASSERT_TRUE(started.ok()) << started.to_string();
+    one_shot(ex, "python", "pass", 3);  // warm-up
+    const std::string mode = spare ? " (spare)" : "";
+    auto emit = [&](const std::string& what, const Timed& t) {
+      md << row(what + mode + (t.failures ? " (" + std::to_string(t.failures) + " failed)" : ""), t.ms, "ms", "");
+      EXPECT_EQ(t.failures, 0) << what << mode;
+    };
+    emit("pandas snippet: corral zygote one-shot", one_shot(ex, "python", kPandas, runs));
+    emit("pandas snippet: corral zygote, pre-created sandbox", pre_created(ex, "python", kPandas, runs));
+    emit("`print(1)`: corral zygote, pre-created sandbox", pre_created(ex, "python", "print(1)", runs));
+    emit("`print(1)`: corral zygote one-shot", one_shot(ex, "python", "print(1)", runs));
+    EXPECT_EQ(ex.zygote_fallbacks(), 0u);
+  }
+  std::cout << md.str();
+}
+
+// Where a zygote sandbox's time goes, without and with a spare: medians of create, exec and
+// destroy for the pandas snippet, CORRAL_BENCH_RUNS each (default 30).
+TEST(DISABLED_ZygoteBenchDetail, Phases) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root";
+  const size_t runs = env_count("CORRAL_BENCH_RUNS", 30);
+  for (bool spare : {false, true}) {
+    NativeExecutor ex;
+    ASSERT_TRUE(ex.start_zygote(runtime::ZygoteOptions{.spare = spare}).ok());
+    one_shot(ex, "python", "pass", 3);  // warm-up
+    std::vector<double> c, e, d;
+    for (size_t i = 0; i < runs; ++i) {
+      auto t0 = Clock::now();
+      auto sb = ex.create(SandboxSpec{python_policy(), "python"});
+      c.push_back(ms_since(t0));
+      ASSERT_TRUE(sb.ok()) << sb.status().to_string();
+      ASSERT_TRUE(NativeExecutor::from_zygote(**sb));
+      ExecRequest req;
+      req.argv = {"/usr/bin/python3", "-c", kPandas};
+      t0 = Clock::now();
+      auto r = ex.exec(**sb, req);
+      e.push_back(ms_since(t0));
+      ASSERT_TRUE(r.ok() && r->status() == ExecStatus::kOk);
+      t0 = Clock::now();
+      ASSERT_TRUE(ex.destroy(**sb).ok());
+      d.push_back(ms_since(t0));
+    }
+    printf("pandas snippet%s: create %.2f ms, exec %.2f ms, destroy %.2f ms (medians of %zu)\n",
+           spare ? " (spare)" : "", median(c), median(e), median(d), runs);
+  }
+}
+
 }  // namespace
 }  // namespace corral::testing

@@ -39,6 +39,18 @@ int count_dir(const std::string& path) {
   return n;
 }
 
+// The template's children that are spares: user namespaces nobody has mapped ids into yet
+// (corral maps every sandbox's as it makes it).
+std::vector<pid_t> spares_of(pid_t tpl) {
+  std::vector<pid_t> out;
+  for (pid_t c : children_of(tpl)) {
+    std::ifstream f("/proc/" + std::to_string(c) + "/uid_map");
+    std::string map;
+    if (f && !std::getline(f, map)) out.push_back(c);
+  }
+  return out;
+}
+
 class Zygote : public SandboxTest {
  protected:
   // One template for the suite: it takes seconds to import pandas and matplotlib.
@@ -84,6 +96,7 @@ class Zygote : public SandboxTest {
   }
 
   static pid_t template_pid() { return shared_->zygote_info()["python"]["pid"].get<pid_t>(); }
+  void check_no_request_in_memory(NativeExecutor& ex);
 
   static NativeExecutor* shared_;
   static Status* start_status_;
@@ -105,6 +118,53 @@ TEST_F(Zygote, TemplateHasTheImportsAndNothingElse) {
   EXPECT_EQ(proc_field(pid, "Threads"), "1");
   // stdio (/dev/null), the control socket, the signalfd: nothing a child could inherit.
   EXPECT_LE(count_dir("/proc/" + std::to_string(pid) + "/fd"), 5);
+  // No spare (ZygoteOptions::spare is off): no child at all while no sandbox exists.
+  EXPECT_TRUE(children_of(pid).empty());
+}
+
+// With ZygoteOptions::spare the next sandbox's clone is made ahead. Until a request makes
+// it a sandbox's init it is the template's unprivileged uid in fresh namespaces no id is
+// mapped into, holding stdio and its socket to the template, nothing else; the template
+// holds one more fd (that socket's other end).
+TEST_F(Zygote, TheSpareHoldsNothing) {
+  NativeExecutor ex;
+  ASSERT_TRUE(ex.start_zygote(runtime::ZygoteOptions{.preload = {"json"}, .warmup = "", .spare = true}).ok());
+  pid_t tpl = ex.zygote_info()["python"]["pid"].get<pid_t>();
+  std::vector<pid_t> spares;
+  for (int i = 0; i < 200 && (spares = spares_of(tpl)).empty(); ++i) usleep(10'000);
+  ASSERT_EQ(spares.size(), 1u);
+  EXPECT_EQ(children_of(tpl).size(), 1u);
+  EXPECT_LE(count_dir("/proc/" + std::to_string(tpl) + "/fd"), 6);
+  std::string dir = "/proc/" + std::to_string(spares[0]);
+  std::string uid = std::to_string(runtime::kZygoteHostId);
+  EXPECT_EQ(proc_field(spares[0], "Uid"), uid + "\t" + uid + "\t" + uid + "\t" + uid);
+  EXPECT_EQ(proc_field(spares[0], "Groups"), "");
+  EXPECT_EQ(proc_field(spares[0], "Threads"), "1");
+  EXPECT_EQ(count_dir(dir + "/fd"), 4);  // stdio, the socket
+  for (const char* ns : {"user", "mnt", "pid", "net", "ipc", "uts"}) {
+    char mine[64] = {}, its[64] = {};
+    ASSERT_GT(readlink(("/proc/self/ns/" + std::string(ns)).c_str(), mine, sizeof mine - 1), 0);
+    ASSERT_GT(readlink((dir + "/ns/" + ns).c_str(), its, sizeof its - 1), 0);
+    EXPECT_STRNE(mine, its) << ns;
+  }
+  // The spare becomes the next sandbox's init, and a new one is made.
+  auto sb = ex.create(SandboxSpec{python_policy(), "python"});
+  ASSERT_TRUE(sb.ok()) << sb.status().to_string();
+  EXPECT_TRUE(NativeExecutor::from_zygote(**sb));
+  ExecRequest req;
+  req.argv = {"/usr/bin/python3", "-c", "print('taken')"};
+  auto r = ex.exec(**sb, req);
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  EXPECT_EQ(r->stdout_data, "taken\n");
+  EXPECT_EQ(spares_of(tpl).size() + 1, children_of(tpl).size());  // the sandbox's init
+  std::vector<pid_t> after;
+  for (int i = 0; i < 200 && ((after = spares_of(tpl)).empty() || after == spares); ++i) usleep(10'000);
+  ASSERT_EQ(after.size(), 1u);
+  EXPECT_NE(after[0], spares[0]);
+  EXPECT_TRUE(ex.destroy(**sb).ok());
+  // Sandboxes end as with no spare: the spare is all that stays.
+  for (int i = 0; i < 100 && children_of(tpl).size() > 1; ++i) usleep(10'000);
+  EXPECT_EQ(children_of(tpl), spares_of(tpl));
 }
 
 TEST_F(Zygote, RunsWithThePreloadedModules) {
@@ -235,7 +295,8 @@ TEST_F(Zygote, NothingOutlivesItsSandbox) {
 
 TEST_F(Zygote, ADeadTemplateMeansColdSandboxes) {
   NativeExecutor ex;
-  ASSERT_TRUE(ex.start_zygote(runtime::ZygoteOptions{.preload = {"json"}, .warmup = ""}).ok());
+  // Also the path without a snapshot of the template's memory.
+  ASSERT_TRUE(ex.start_zygote(runtime::ZygoteOptions{.preload = {"json"}, .warmup = "", .snapshot = false}).ok());
   pid_t pid = ex.zygote_info()["python"]["pid"].get<pid_t>();
   auto before = ex.create(SandboxSpec{python_policy(), "python"});
   ASSERT_TRUE(before.ok()) << before.status().to_string();
@@ -285,6 +346,153 @@ TEST_F(Zygote, SessionsUseItWithArtifactsAndInteractiveState) {
   auto b = (*i)->run("x + 22");
   ASSERT_TRUE(b.ok()) << b.status().to_string();
   EXPECT_EQ(b->value, std::optional<std::string>("42")) << b->stderr_data;
+}
+
+// What the template was sent for one sandbox (its policy: environment, mounts, hostname)
+// must not be in the memory of the next: a sandbox's program can read all of its own
+// memory, and that memory is a copy of the template's.
+// Checked with and without a spare (the spare is cloned before the request it gets).
+TEST_F(Zygote, NothingOfAnotherSandboxsRequestIsInMemory) {
+  NativeExecutor with_spare;
+  ASSERT_TRUE(with_spare.start_zygote(runtime::ZygoteOptions{.spare = true}).ok());
+  for (NativeExecutor* ex : {shared_, &with_spare}) {
+    SCOPED_TRACE(ex == shared_ ? "no spare" : "spare");
+    check_no_request_in_memory(*ex);
+  }
+}
+
+void Zygote::check_no_request_in_memory(NativeExecutor& ex) {
+  auto run = [&](const std::string& code, const Policy& p) {
+    auto sb = ex.create(SandboxSpec{p, "python"});
+    EXPECT_TRUE(sb.ok()) << sb.status().to_string();
+    if (!sb.ok()) return ExecResult{};
+    EXPECT_TRUE(NativeExecutor::from_zygote(**sb));
+    ExecRequest req;
+    req.argv = {"/usr/bin/python3", "-c", code};
+    auto r = ex.exec(**sb, req);
+    EXPECT_TRUE(ex.destroy(**sb).ok());
+    EXPECT_TRUE(r.ok()) << r.status().to_string();
+    return r.ok() ? *r : ExecResult{};
+  };
+  std::string marker = "corral-leak-probe-" + std::to_string(getpid()) + "-" + std::to_string(time(nullptr));
+  Policy a = python_policy(", \"env\": {\"PROBE\": \"" + marker + "\"}");
+  auto first = run("import os; print(os.environ['PROBE'])", a);
+  ASSERT_EQ(first.stdout_data, marker + "\n") << first.stderr_data;
+  // The marker, split so that the program's own source never holds it.
+  const std::string half = marker.substr(0, marker.size() / 2), rest = marker.substr(marker.size() / 2);
+  // The scan reads its memory in chunks into one buffer (skipped itself) and matches the
+  // two halves apart: the whole marker exists only where something left it.
+  const std::string scan =
+      "import ctypes\n"
+      "half, rest = b'" + half + "', b'" + rest + "'\n"
+      "buf = bytearray(8 << 20)\n"
+      "lo_buf = ctypes.addressof((ctypes.c_char * len(buf)).from_buffer(buf))\n"
+      "found = scanned = 0\n"
+      "with open('/proc/self/maps') as maps, open('/proc/self/mem', 'rb', 0) as mem:\n"
+      "    for line in maps.read().splitlines():\n"
+      "        f = line.split()\n"
+      "        lo, hi = (int(x, 16) for x in f[0].split('-'))\n"
+      "        if f[1][0] != 'r' or (len(f) > 5 and f[5].startswith('[v')) or (lo < lo_buf + len(buf) and lo_buf < hi):\n"
+      "            continue\n"
+      "        at = lo\n"
+      "        while at < hi:\n"
+      "            n = min(len(buf), hi - at)\n"
+      "            try:\n"
+      "                mem.seek(at)\n"
+      "                got = mem.readinto(memoryview(buf)[:n])\n"
+      "            except OSError:\n"
+      "                break\n"
+      "            scanned += got\n"
+      "            pos = buf.find(half, 0, got)\n"
+      "            while pos >= 0:\n"
+      "                found += buf[pos + len(half):pos + len(half) + len(rest)] == rest\n"
+      "                pos = buf.find(half, pos + 1, got)\n"
+      "            at += max(got - len(half) - len(rest), 1)\n"
+      "print(found, scanned > (32 << 20))\n";
+  for (int i = 0; i < 2; ++i) {  // the next sandbox, and the one after
+    auto r = run(scan, python_policy());
+    ASSERT_EQ(r.status(), ExecStatus::kOk) << r.stderr_data;
+    EXPECT_EQ(r.stdout_data, "0 True\n") << "run " << i;
+  }
+}
+
+// The template runs the preloaded modules' at-fork hooks in each child itself and registers
+// them for real there: a program that forks gets what python3 gives it (a reseeded random in
+// the child, its own hooks run, threads and logging working, multiprocessing's fork pool).
+TEST_F(Zygote, ForksInTheProgramWorkAsInPython) {
+  auto r = zpy(
+      "import logging, multiprocessing, os, random, sys, threading\n"
+      "logging.basicConfig(stream=sys.stderr, format='%(message)s', level=logging.INFO)\n"
+      "seen = []\n"
+      "os.register_at_fork(after_in_child=lambda: seen.append('hook'))\n"
+      "r, w = os.pipe()\n"
+      "pid = os.fork()\n"
+      "if pid == 0:\n"
+      "    t = threading.Thread(target=seen.append, args=('thread',)); t.start(); t.join()\n"
+      "    logging.info('logged in the child')\n"
+      "    os.write(w, repr((random.random(), seen, threading.current_thread() is threading.main_thread())).encode())\n"
+      "    os._exit(0)\n"
+      "os.close(w)\n"
+      "got = os.read(r, 4096).decode()\n"
+      "os.waitpid(pid, 0)\n"
+      "rand, child_seen, main = eval(got)\n"
+      "print(rand != random.random(), child_seen, main, seen)\n"
+      "with multiprocessing.get_context('fork').Pool(2) as pool:\n"
+      "    print(pool.map(abs, [-1, -2, -3]))\n");
+  ASSERT_EQ(r.status(), ExecStatus::kOk) << r.stderr_data;
+  EXPECT_EQ(r.stdout_data, "True ['hook', 'thread'] True []\n[1, 2, 3]\n");
+  EXPECT_NE(r.stderr_data.find("logged in the child"), std::string::npos) << r.stderr_data;
+}
+
+// os.environ, os.environb and the C library's environment are the exec's, and changes to
+// os.environ reach programs the code starts, as in python3.
+TEST_F(Zygote, EnvironmentIsTheExecs) {
+  auto r = zpy(
+      "import ctypes, os, subprocess\n"
+      "libc = ctypes.CDLL(None)\n"
+      "libc.getenv.restype = ctypes.c_char_p\n"
+      "print(os.environ['PROBE'], os.environb[b'PROBE'].decode(), libc.getenv(b'PROBE').decode())\n"
+      "print(libc.getenv(b'MPLCONFIGDIR'), 'MPLCONFIGDIR' in os.environ)\n"
+      "os.environ['ADDED'] = 'yes'\n"
+      "del os.environ['PROBE']\n"
+      "print(subprocess.run(['/bin/sh', '-c', 'echo ${PROBE:-unset} $ADDED'], capture_output=True, text=True).stdout, end='')\n",
+      python_policy(", \"env\": {\"PROBE\": \"from-the-policy\"}"));
+  ASSERT_EQ(r.status(), ExecStatus::kOk) << r.stderr_data;
+  EXPECT_EQ(r.stdout_data, "from-the-policy from-the-policy from-the-policy\nNone False\nunset yes\n");
+}
+
+// The template's anonymous memory lives in a sealed memfd mapped privately (ZygoteOptions::
+// snapshot): the template keeps it there (it writes next to none of it), a sandbox sees
+// private mappings of it, and cannot get at the file itself to change what the next sandbox
+// starts from.
+TEST_F(Zygote, TheTemplatesMemoryIsASealedSnapshot) {
+  auto info = shared_->zygote_info()["python"];
+  ASSERT_TRUE(info.value("snapshot", false)) << info.dump();
+  zpy("print(1)");  // at least one sandbox made since
+  std::ifstream rollup("/proc/" + std::to_string(template_pid()) + "/smaps_rollup");
+  std::string line;
+  long anon_kb = -1;
+  while (std::getline(rollup, line)) {
+    if (line.rfind("Anonymous:", 0) == 0) anon_kb = std::stol(line.substr(10));
+  }
+  // ~60 MB of it is in the snapshot; what stays anonymous is the stack, libraries' data and
+  // the top of malloc's heap.
+  EXPECT_GE(anon_kb, 0);
+  EXPECT_LT(anon_kb, 16 << 10) << anon_kb;
+  auto r = zpy(
+      "import os\n"
+      "maps = [l.split() for l in open('/proc/self/maps') if 'memfd:corral-zygote' in l]\n"
+      "opened = 0\n"
+      "for m in maps:\n"
+      "    for mode in ('rb', 'r+b'):\n"
+      "        try:\n"
+      "            open('/proc/self/map_files/' + m[0], mode).close()\n"
+      "            opened += 1\n"
+      "        except OSError:\n"
+      "            pass\n"
+      "print(len(maps) > 10, all(m[1] == 'rw-p' for m in maps), opened)\n");
+  ASSERT_EQ(r.status(), ExecStatus::kOk) << r.stderr_data;
+  EXPECT_EQ(r.stdout_data, "True True 0\n");
 }
 
 }  // namespace
