@@ -123,10 +123,12 @@ TEST_F(Isolation, NetworkNoneLeavesLoopbackDown) {
 TEST_F(Isolation, DevIsMinimalAndReadOnly) {
   ExecResult m = run({"/bin/cat", "/proc/self/mountinfo"});
   auto points = mount_points(m.stdout_data);
-  // The prepared /dev (read-only), or a tmpfs built per sandbox where the host's rootfs store
-  // is on a nodev filesystem (owned by sandbox root then: the sandbox user cannot write it).
-  const bool prepared = points["/dev"].find("- tmpfs") == std::string::npos;
+  // The prepared /dev (bound read-only, from whatever filesystem holds the rootfs store), or a
+  // tmpfs built per sandbox where that store is nodev (read-write, owned by sandbox root: the
+  // sandbox user cannot write it either).
+  const bool prepared = points["/dev"].rfind("ro,", 0) == 0;
   if (prepared) EXPECT_EQ(points["/dev"].rfind("ro,nosuid,noexec", 0), 0u) << points["/dev"];
+  else EXPECT_NE(points["/dev"].find("- tmpfs"), std::string::npos) << points["/dev"];
   ExecResult r = run({"/usr/bin/python3", "-c",
                       "import os, errno\n"
                       "print(sorted(os.listdir('/dev')))\n"
