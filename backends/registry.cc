@@ -52,7 +52,11 @@ StatusOr<std::string> image_for(const BackendOptions& options) {
 std::vector<std::string> backend_names() { return {"native", "docker", "podman"}; }
 
 StatusOr<std::unique_ptr<Executor>> make_executor(const BackendOptions& options) {
-  if (options.name == "native") return std::unique_ptr<Executor>(new runtime::NativeExecutor());
+  if (options.name == "native") {
+    runtime::NativeOptions native;
+    native.short_lived = options.short_lived;
+    return std::unique_ptr<Executor>(new runtime::NativeExecutor(native));
+  }
   if (options.name == "docker") {
     docker::EngineOptions e;
     ASSIGN_OR_RETURN(e.image, image_for(options));

@@ -15,6 +15,7 @@ struct BackendOptions {
   std::string name = "native";  // native | docker | podman
   std::string image;            // container backends: the image sandboxes start from
   std::string endpoint;         // container backends: engine socket or URL; empty: the default
+  bool short_lived = false;     // the process makes a sandbox or two and exits (the CLI)
 };
 
 // An error naming the backend when it is unknown or cannot be reached.

@@ -200,7 +200,13 @@ StatusOr<int> CgroupDriver::remove_stale(const std::string& state_dir) {
       if (!stale) continue;
       write_cgroup_file(path + "/pids.max", "0");  // exists in the pids hierarchy only
       kill_cgroup_processes(path);
-      if (rmdir(path.c_str()) == 0) ++removed;
+      // A killed task leaves cgroup.procs before it has finished exiting; until then (and,
+      // on v1 memory, while its pages are uncharged) the directory is busy.
+      int r;
+      for (int attempt = 0; (r = rmdir(path.c_str())) != 0 && errno == EBUSY && attempt < 100; ++attempt) {
+        usleep(2000);
+      }
+      if (r == 0) ++removed;
     }
   }
   return removed;

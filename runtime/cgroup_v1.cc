@@ -183,10 +183,12 @@ class V1Driver : public CgroupDriver {
 StatusOr<std::unique_ptr<CgroupDriver>> make_v1_driver(const CgroupLayout& layout) {
   std::map<std::string, std::string> subtrees;
   for (const auto& [ctl, own] : layout.v1_own) {
-    // Hierarchies mounted together (cpu,cpuacct) share one directory tree.
+    // Hierarchies mounted together (cpu,cpuacct) share one directory tree. The subtree
+    // itself is made with the first sandbox's cgroup (mkdir_sandbox_cgroup), which on v1
+    // happens while corral-init builds its root filesystem: here, only whether it could be.
     std::string dir = own + "/corral";
-    if (mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
-      if (ctl == "memory" || ctl == "pids") return SysError("create corral cgroup subtree", dir);
+    if (access(own.c_str(), W_OK) != 0) {
+      if (ctl == "memory" || ctl == "pids") return SysError("cannot create the corral cgroup subtree in", own);
       continue;  // optional controllers are skipped, not fatal
     }
     bool shared = false;

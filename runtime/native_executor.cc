@@ -43,6 +43,7 @@ class NativeSandbox : public Sandbox {
   ~NativeSandbox() override {
     kill_and_reap();
     remove_cgroup();
+    release_netns();
   }
 
   const std::string& id() const override { return id_; }
@@ -90,12 +91,19 @@ class NativeSandbox : public Sandbox {
     return s;
   }
 
+  // Unpins its stashed network namespace (the namespace ends with the sandbox's processes).
+  void release_netns() {
+    if (!netns_claim.empty()) NetnsStash::release(netns_claim);
+    netns_claim.clear();
+  }
+
   const IdSlot& ids() const { return ids_; }
   pid_t pid = -1;
   int pidfd = -1;
   int ctl = -1;
   bool zygote = false;  // forked by a zygote template (its child, not this process's)
   std::unique_ptr<SandboxCgroup> cgroup;  // null when running with rlimits only
+  std::string netns_claim;  // its network namespace's pin in the stash, released at the end
 
  private:
   std::string id_;
@@ -222,6 +230,12 @@ NativeExecutor::NativeExecutor(NativeOptions options) : options_(std::move(optio
 
 NativeExecutor::~NativeExecutor() {
   if (cgroup_driver_) cgroup_driver_->remove_subtree_if_empty();
+  // Namespaces for the next short-lived process, made now that this one's answer is out
+  // (the CLI runs this in its teardown child). A failure only means the next one waits.
+  const unsigned used = netns_flavors_used_.load();
+  for (bool loopback : {false, true}) {
+    if (used & (1u << loopback)) (void)NetnsStash(options_.state_dir + "/netns").fill(loopback, 1);
+  }
 }
 
 Status NativeExecutor::check_supported(const Policy& policy) {
@@ -272,8 +286,23 @@ StatusOr<std::unique_ptr<Sandbox>> NativeExecutor::create(const SandboxSpec& spe
   }
   // A sandbox cloned here (not forked by a zygote) gets a network namespace made on a
   // helper thread while this one does the rest below.
+  // A short-lived process takes one made ahead of time when there is one.
+  const bool loopback = policy.network.mode == NetworkMode::kLoopback;
   std::optional<PreparedNetns> netns;
-  if (spec.zygote.empty() || !zygote_for(spec.zygote)) netns.emplace(policy.network.mode == NetworkMode::kLoopback);
+  std::optional<NetnsStash::Taken> stashed;
+  struct ReleaseClaim {
+    std::optional<NetnsStash::Taken>& t;
+    ~ReleaseClaim() {
+      if (t && !t->claimed.empty()) NetnsStash::release(t->claimed);
+    }
+  } release_unused_claim{stashed};
+  if (spec.zygote.empty() || !zygote_for(spec.zygote)) {
+    if (options_.short_lived) {
+      netns_flavors_used_ |= 1u << loopback;
+      stashed = NetnsStash(options_.state_dir + "/netns").take(loopback);
+    }
+    if (!stashed) netns.emplace(loopback);
+  }
   RETURN_IF_ERROR(mkdir_p(options_.state_dir + "/mnt", 0755));
   auto rootfs = rootfs::resolve_rootfs(policy.rootfs, options_.rootfs_dir);
   if (!rootfs.ok()) return rootfs.status();
@@ -328,6 +357,7 @@ StatusOr<std::unique_ptr<Sandbox>> NativeExecutor::create(const SandboxSpec& spe
     }
   }
   if (!spec.zygote.empty() && !zygote) ++zygote_fallbacks_;
+  bool net_prepared = false;  // init was cloned into a namespace made (and lo set) beforehand
   if (!zygote) {
     auto plan = build_plan(policy, options_.state_dir, *rootfs, *prog, driver.ok());
     if (!plan.ok()) return plan.status();
@@ -343,7 +373,12 @@ StatusOr<std::unique_ptr<Sandbox>> NativeExecutor::create(const SandboxSpec& spe
       auto made = netns->take();
       if (!made.ok()) return made.status();
       net = std::move(made).value();
+    } else if (stashed) {
+      net = std::move(stashed->fd);
+      sb->netns_claim = std::move(stashed->claimed);  // released with the sandbox
+      stashed->claimed.clear();
     }
+    net_prepared = net.ok();
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) return SysError("socketpair");
     sb->ctl = sv[0];
@@ -379,7 +414,7 @@ StatusOr<std::unique_ptr<Sandbox>> NativeExecutor::create(const SandboxSpec& spe
     }
   }
   // (A prepared namespace has its lo up already.)
-  if (policy.network.mode == NetworkMode::kLoopback && (zygote || !netns)) {
+  if (loopback && (zygote || !net_prepared)) {
     RETURN_IF_ERROR(bring_up_loopback(sb->pid));
   }
   if (int r = send_frame(sb->ctl, Frame::kPlaced, nullptr, 0, join_fds.data(), static_cast<int>(join_fds.size()));
@@ -440,6 +475,7 @@ StatusOr<std::vector<FileEntry>> NativeExecutor::get_files(Sandbox& sandbox, con
 Status NativeExecutor::destroy(Sandbox& sandbox) {
   NativeSandbox& sb = native(sandbox);
   sb.kill_and_reap();
+  sb.release_netns();
   return sb.remove_cgroup();
 }
 

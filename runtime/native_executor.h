@@ -18,6 +18,10 @@ namespace corral::runtime {
 struct NativeOptions {
   std::string state_dir = "/run/corral";            // uid slot locks, the staging mount point
   std::string rootfs_dir = "/var/lib/corral/rootfs";  // host-mode skeleton and built rootfs
+  // For a process that makes a sandbox or two and exits (the CLI): cold sandboxes take
+  // their network namespace from a stash in <state_dir>/netns that this executor's
+  // destructor refills (see NetnsStash in netns.h), instead of making one while they wait.
+  bool short_lived = false;
 };
 
 class NativeExecutor : public Executor {
@@ -73,6 +77,8 @@ class NativeExecutor : public Executor {
   const std::string& dev_template();
   std::once_flag dev_once_;
   std::string dev_template_;
+  // short_lived: the network namespace flavors taken from the stash (bit 0: lo down, 1: up).
+  std::atomic<unsigned> netns_flavors_used_{0};
 };
 
 }  // namespace corral::runtime

@@ -2,6 +2,7 @@
 
 #include "runtime/host_probe.h"
 #include "runtime/native_executor.h"
+#include "runtime/netns.h"
 #include "src/cli/commands.h"
 
 namespace corral::cli {
@@ -12,7 +13,7 @@ int doctor_command(const std::vector<std::string>& args) {
     if (a == "--help") {
       puts("usage: corral doctor [--cleanup]\n\nChecks the kernel features the native backend uses and says what "
            "corral does about each.\n--cleanup  removes cgroups (and kills anything in them) left by corral "
-           "processes that died");
+           "processes that died, and the network namespaces kept prepared for the next `corral exec`");
       return 0;
     }
     if (a == "--cleanup") {
@@ -26,6 +27,8 @@ int doctor_command(const std::vector<std::string>& args) {
     auto removed = executor.remove_stale();
     if (!removed.ok()) return usage_error("doctor --cleanup: " + removed.status().to_string());
     printf("removed %d stale sandbox cgroup(s)\n", *removed);
+    const int stashed = runtime::NetnsStash(runtime::NativeOptions{}.state_dir + "/netns").clear();
+    printf("removed %d prepared network namespace(s)\n", stashed);
     return 0;
   }
   bool ready = true;

@@ -61,12 +61,37 @@ assert r["exit_code"] == 3 and r["stdout"] == "hi\n", r
 assert r["usage"]["wall_ms"] > 0, r
 ' "$T/json"; then pass json_result; else fail json_result "$(cat "$T/json")"; fi
 
-# A failed run leaves nothing mounted on the host.
-before=$(grep -c corral /proc/self/mountinfo)
+# A failed run leaves nothing mounted on the host (but for the network namespaces kept
+# prepared for the next run, checked below).
+count_mounts() { grep corral /proc/self/mountinfo | grep -vc " /run/corral/netns/"; }
+before=$(count_mounts)
 "$C" exec -- /nonexistent >/dev/null 2>&1 </dev/null
 "$C" exec --timeout 100 -- /bin/sleep 5 >/dev/null 2>&1 </dev/null
-after=$(grep -c corral /proc/self/mountinfo)
+after=$(count_mounts)
 [ "$before" = "$after" ] && pass no_mounts_left || fail no_mounts_left "before=$before after=$after"
+
+# Prepared network namespaces: a run's teardown stashes one for the next run, which takes it.
+# Two sandboxes alive at once never share one; at most two per flavor wait, whatever
+# number of runs came before; `corral doctor --cleanup` removes them.
+stash_mounts() { grep -c " /run/corral/netns/" /proc/self/mountinfo; }
+settle() { for _ in $(seq 1 40); do pgrep -f "$C exec" >/dev/null || break; sleep 0.05; done; }
+"$C" exec -- /bin/sh -c 'readlink /proc/self/ns/net; sleep 1.5' </dev/null >"$T/ns1" 2>&1 &
+first=$!
+for _ in $(seq 1 20); do [ -s "$T/ns1" ] && break; sleep 0.05; done
+ns2=$("$C" exec -- /usr/bin/readlink /proc/self/ns/net </dev/null 2>&1)
+ns1=$(cat "$T/ns1")
+wait $first
+case "$ns2" in net:\[*\]) ;; *) ns2="";; esac
+[ -n "$ns2" ] && [ -n "$ns1" ] && [ "$ns1" != "$ns2" ] && [ "$ns2" != "$(readlink /proc/self/ns/net)" ] &&
+  pass netns_never_shared || fail netns_never_shared "first=$ns1 second=$ns2"
+for _ in 1 2 3 4 5; do "$C" exec -- /bin/true </dev/null; done
+"$C" exec --policy <(echo '{"network": {"mode": "none"}}') -- /bin/true </dev/null
+settle; sleep 0.3
+n=$(stash_mounts)
+[ "$n" -ge 1 ] && [ "$n" -le 4 ] && pass netns_stash_bounded || fail netns_stash_bounded "$n stashed namespaces"
+out=$("$C" doctor --cleanup 2>&1)
+[ "$(stash_mounts)" = 0 ] && echo "$out" | grep -q "prepared network namespace" && pass doctor_cleanup_unstashes ||
+  fail doctor_cleanup_unstashes "left $(stash_mounts): $out"
 
 # The sandbox is taken apart after corral has exited (its answer does not wait for that):
 # within 2 s none of its cgroups is left. They are named after the supervisor's pid.
