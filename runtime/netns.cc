@@ -19,6 +19,7 @@
 
 #include <atomic>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <vector>
@@ -116,6 +117,22 @@ std::vector<std::string> entries(const std::string& dir, const char* prefix) {
   return out;
 }
 
+// Whether `path` is a mount point of this mount namespace.
+bool is_mount_point(const std::string& path) {
+  FILE* f = fopen("/proc/self/mountinfo", "re");
+  if (!f) return false;
+  char* line = nullptr;
+  size_t cap = 0;
+  bool found = false;
+  while (!found && getline(&line, &cap, f) > 0) {
+    char point[4096];
+    if (sscanf(line, "%*s %*s %*s %*s %4095s", point) == 1) found = path == point;
+  }
+  free(line);
+  fclose(f);
+  return found;
+}
+
 }  // namespace
 
 std::optional<NetnsStash::Taken> NetnsStash::take(bool loopback) {
@@ -146,6 +163,14 @@ Status NetnsStash::fill(bool loopback, int want) {
   UniqueFd lock(open((dir_ + "/.lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
   if (!lock.ok()) return SysError("open netns stash lock", dir_ + "/.lock");
   if (flock(lock.get(), LOCK_EX | LOCK_NB) != 0) return Status::Ok();  // another process fills it
+  // The pins are copied into every mount namespace made while they exist (each sandbox's
+  // until it detaches the host's tree, anything else on the host for its lifetime). On a
+  // shared mount those copies are peers, so unpinning here unpins them too; the directory
+  // is made a shared mount of its own for that.
+  if (!is_mount_point(dir_)) {
+    if (mount(dir_.c_str(), dir_.c_str(), nullptr, MS_BIND, nullptr) != 0) return SysError("bind netns stash", dir_);
+  }
+  if (mount(nullptr, dir_.c_str(), nullptr, MS_SHARED, nullptr) != 0) return SysError("share netns stash", dir_);
   // Claims (and half-made entries) of processes that are gone.
   for (const char* prefix : {".claimed-", ".new-"}) {
     for (const std::string& name : entries(dir_, prefix)) {
@@ -198,6 +223,7 @@ int NetnsStash::clear() {
     release(dir_ + "/" + name);
     ++removed;
   }
+  if (is_mount_point(dir_)) umount2(dir_.c_str(), MNT_DETACH);
   return removed;
 }
 

@@ -63,7 +63,7 @@ assert r["usage"]["wall_ms"] > 0, r
 
 # A failed run leaves nothing mounted on the host (but for the network namespaces kept
 # prepared for the next run, checked below).
-count_mounts() { grep corral /proc/self/mountinfo | grep -vc " /run/corral/netns/"; }
+count_mounts() { grep corral /proc/self/mountinfo | grep -vc " /run/corral/netns"; }
 before=$(count_mounts)
 "$C" exec -- /nonexistent >/dev/null 2>&1 </dev/null
 "$C" exec --timeout 100 -- /bin/sleep 5 >/dev/null 2>&1 </dev/null
@@ -90,7 +90,7 @@ settle; sleep 0.3
 n=$(stash_mounts)
 [ "$n" -ge 1 ] && [ "$n" -le 4 ] && pass netns_stash_bounded || fail netns_stash_bounded "$n stashed namespaces"
 out=$("$C" doctor --cleanup 2>&1)
-[ "$(stash_mounts)" = 0 ] && echo "$out" | grep -q "prepared network namespace" && pass doctor_cleanup_unstashes ||
+[ "$(stash_mounts)" = 0 ] && ! grep -q " /run/corral/netns " /proc/self/mountinfo && echo "$out" | grep -q "prepared network namespace" && pass doctor_cleanup_unstashes ||
   fail doctor_cleanup_unstashes "left $(stash_mounts): $out"
 
 # The sandbox is taken apart after corral has exited (its answer does not wait for that):

@@ -167,6 +167,37 @@ TEST_F(NetnsStashTest, FillKeepsAtMostTheSlotsAndReleasesClaimsOfDeadProcesses) 
   EXPECT_EQ(mounts_beneath(dir_), 0);
 }
 
+// Mount namespaces made while a namespace is stashed hold a copy of its pin; releasing it
+// must unpin those copies too, or the namespace would outlive its sandbox there.
+TEST_F(NetnsStashTest, ReleaseUnpinsCopiesInOtherMountNamespaces) {
+  runtime::NetnsStash stash(dir_);
+  ASSERT_TRUE(stash.fill(true, 1).ok());
+  int to_child[2], to_parent[2];
+  ASSERT_EQ(pipe(to_child), 0);
+  ASSERT_EQ(pipe(to_parent), 0);
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    char c = 0;
+    if (unshare(CLONE_NEWNS) != 0) _exit(10);
+    const int copies = mounts_beneath(dir_);
+    if (write(to_parent[1], &c, 1) != 1 || read(to_child[0], &c, 1) != 1) _exit(11);
+    // 0: had its copy, and the copy went with the release.
+    _exit(copies == 1 && mounts_beneath(dir_) == 0 ? 0 : 20 + copies * 2 + mounts_beneath(dir_));
+  }
+  char c = 0;
+  ASSERT_EQ(read(to_parent[0], &c, 1), 1);
+  auto taken = stash.take(true);
+  ASSERT_TRUE(taken);
+  runtime::NetnsStash::release(taken->claimed);
+  ASSERT_EQ(write(to_child[1], &c, 1), 1);
+  int wstatus = 0;
+  ASSERT_EQ(waitpid(child, &wstatus, 0), child);
+  for (int fd : {to_child[0], to_child[1], to_parent[0], to_parent[1]}) close(fd);
+  ASSERT_TRUE(WIFEXITED(wstatus));
+  EXPECT_EQ(WEXITSTATUS(wstatus), 0) << "20 + 2*copies before + copies after";
+}
+
 // The executor side: a short-lived executor's sandbox runs in the stashed namespace, the
 // pin goes with the sandbox, and the executor's end stashes a new one for the next process.
 TEST_F(NetnsStashTest, ShortLivedExecutorTakesAndRefills) {
