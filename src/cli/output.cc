@@ -7,6 +7,7 @@
 #include <csignal>
 #include <cstdio>
 #include <iostream>
+#include <memory>
 
 #include "src/cli/commands.h"
 
@@ -29,9 +30,13 @@ int exit_code_for(const ExecResult& r) {
 }
 
 bool read_all_stdin(std::string* out) {
-  char buf[65536];
+  // On the heap and left uninitialised: pages are touched (and faulted in) only as far as
+  // read() fills them, which for the usual empty stdin is not at all.
+  constexpr size_t kChunk = 64 * 1024;
+  std::unique_ptr<char[]> chunk(new char[kChunk]);
+  char* buf = chunk.get();
   while (true) {
-    ssize_t n = read(0, buf, sizeof buf);
+    ssize_t n = read(0, buf, kChunk);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return false;
     if (n == 0) return true;
