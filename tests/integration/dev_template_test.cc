@@ -17,20 +17,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-class DevTemplate : public SandboxTest {
+class DevTemplate : public SandboxTestWithDir {
  protected:
-  void SetUp() override {
-    SandboxTest::SetUp();
-    if (IsSkipped()) return;
-    char tmpl[] = "/var/tmp/corral-devtest-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-  }
-  void TearDown() override {
-    std::error_code ec;
-    if (!dir_.empty()) fs::remove_all(dir_, ec);
-  }
-  std::string dir_;
+  DevTemplate() : SandboxTestWithDir("/var/tmp/corral-devtest-XXXXXX") {}
 };
 
 TEST_F(DevTemplate, MadeOnceWithTheHostsDevices) {

@@ -108,19 +108,10 @@ INSTANTIATE_TEST_SUITE_P(All, CompiledLanguages,
                          sample_name);
 
 // Local library sources, made on the host by the test.
-class Libraries : public SandboxTest {
+class Libraries : public SandboxTestWithDir {
  protected:
-  void SetUp() override {
-    SandboxTest::SetUp();
-    if (IsSkipped()) return;
-    char tmpl[] = "/tmp/corral-libs-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-    chmod(dir_.c_str(), 0755);  // the sandbox user reads the sources through a bind mount
-  }
-  void TearDown() override {
-    if (!dir_.empty()) fs::remove_all(dir_);
-  }
+  // 0755: the sandbox user reads the sources through a bind mount.
+  Libraries() : SandboxTestWithDir("/tmp/corral-libs-XXXXXX", 0755) {}
   void write(const std::string& rel, const std::string& content) {
     fs::create_directories(fs::path(dir_ + "/" + rel).parent_path());
     std::ofstream(dir_ + "/" + rel) << content;
@@ -134,7 +125,6 @@ class Libraries : public SandboxTest {
   }
   bool host_has(const char* tool) { return access(tool, X_OK) == 0; }
   int host(const std::string& cmd) { return system(("cd " + dir_ + " && " + cmd + " >/dev/null 2>&1").c_str()); }
-  std::string dir_;
 };
 
 TEST_F(Libraries, PythonFromLocalSourceTree) {

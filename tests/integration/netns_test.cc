@@ -68,23 +68,21 @@ ino_t own_netns() {
   return stat("/proc/self/ns/net", &st) == 0 ? st.st_ino : 0;
 }
 
-class NetnsStashTest : public SandboxTest {
+class NetnsStashTest : public SandboxTestWithDir {
  protected:
+  NetnsStashTest() : SandboxTestWithDir("/run/corral-netns-test-XXXXXX") {}
   void SetUp() override {
-    SandboxTest::SetUp();
-    if (IsSkipped()) return;
-    char tmpl[] = "/run/corral-netns-test-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = std::string(tmpl) + "/netns";
+    SandboxTestWithDir::SetUp();
+    if (!dir_.empty()) stash_dir_ = dir_ + "/netns";
   }
   void TearDown() override {
-    if (dir_.empty()) return;
-    runtime::NetnsStash(dir_).clear();
-    EXPECT_EQ(mounts_beneath(dir_), 0);
-    std::error_code ec;
-    fs::remove_all(fs::path(dir_).parent_path(), ec);
+    if (!stash_dir_.empty()) {
+      runtime::NetnsStash(stash_dir_).clear();
+      EXPECT_EQ(mounts_beneath(stash_dir_), 0);
+    }
+    SandboxTestWithDir::TearDown();
   }
-  std::string dir_;
+  std::string stash_dir_;
 };
 
 TEST_F(NetnsStashTest, PreparedNamespaceBelongsToTheHostsUserNamespace) {
@@ -104,13 +102,13 @@ TEST_F(NetnsStashTest, PreparedNamespaceBelongsToTheHostsUserNamespace) {
 }
 
 TEST_F(NetnsStashTest, TakenOnceWithTheFlavorAskedThenReleased) {
-  runtime::NetnsStash stash(dir_);
+  runtime::NetnsStash stash(stash_dir_);
   EXPECT_FALSE(stash.take(true)) << "an empty stash handed something out";
   ASSERT_TRUE(stash.fill(true, 1).ok());
   ASSERT_TRUE(stash.fill(false, 1).ok());
-  EXPECT_EQ(mounts_beneath(dir_), 2);
+  EXPECT_EQ(mounts_beneath(stash_dir_), 2);
   struct stat pinned;
-  ASSERT_EQ(stat((dir_ + "/lo-0/ns").c_str(), &pinned), 0);
+  ASSERT_EQ(stat((stash_dir_ + "/lo-0/ns").c_str(), &pinned), 0);
 
   auto up = stash.take(true);
   ASSERT_TRUE(up);
@@ -132,17 +130,17 @@ TEST_F(NetnsStashTest, TakenOnceWithTheFlavorAskedThenReleased) {
   // Released: unpinned, the claim gone; the namespace lives while someone holds it.
   runtime::NetnsStash::release(up->claimed);
   runtime::NetnsStash::release(down->claimed);
-  EXPECT_EQ(mounts_beneath(dir_), 0);
+  EXPECT_EQ(mounts_beneath(stash_dir_), 0);
   EXPECT_FALSE(fs::exists(up->claimed));
   EXPECT_TRUE(interfaces_in(up->fd.get()).lo_up);
 }
 
 TEST_F(NetnsStashTest, FillKeepsAtMostTheSlotsAndReleasesClaimsOfDeadProcesses) {
-  runtime::NetnsStash stash(dir_);
+  runtime::NetnsStash stash(stash_dir_);
   ASSERT_TRUE(stash.fill(true, 5).ok());
-  EXPECT_EQ(mounts_beneath(dir_), runtime::NetnsStash::kSlots);
+  EXPECT_EQ(mounts_beneath(stash_dir_), runtime::NetnsStash::kSlots);
   ASSERT_TRUE(stash.fill(true, 1).ok());
-  EXPECT_EQ(mounts_beneath(dir_), runtime::NetnsStash::kSlots) << "fill made one where enough waited";
+  EXPECT_EQ(mounts_beneath(stash_dir_), runtime::NetnsStash::kSlots) << "fill made one where enough waited";
   // A process that claims one and dies without releasing it.
   pid_t child = fork();
   ASSERT_GE(child, 0);
@@ -152,25 +150,25 @@ TEST_F(NetnsStashTest, FillKeepsAtMostTheSlotsAndReleasesClaimsOfDeadProcesses) 
   ASSERT_TRUE(WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0);
   auto claims = [&] {
     std::vector<std::string> out;
-    for (const auto& e : fs::directory_iterator(dir_)) {
+    for (const auto& e : fs::directory_iterator(stash_dir_)) {
       if (e.path().filename().string().rfind(".claimed-" + std::to_string(child) + "-", 0) == 0) out.push_back(e.path());
     }
     return out;
   };
   ASSERT_EQ(claims().size(), 1u);
-  EXPECT_EQ(mounts_beneath(dir_), runtime::NetnsStash::kSlots);  // still pinned, unused by anyone
+  EXPECT_EQ(mounts_beneath(stash_dir_), runtime::NetnsStash::kSlots);  // still pinned, unused by anyone
   ASSERT_TRUE(stash.fill(true, 1).ok());
   EXPECT_TRUE(claims().empty()) << "a dead process's claim was kept";
   // The claimed slot made again (fill keeps the first `want` slots full), the other as it was.
-  EXPECT_EQ(mounts_beneath(dir_), runtime::NetnsStash::kSlots);
+  EXPECT_EQ(mounts_beneath(stash_dir_), runtime::NetnsStash::kSlots);
   EXPECT_EQ(stash.clear(), runtime::NetnsStash::kSlots);
-  EXPECT_EQ(mounts_beneath(dir_), 0);
+  EXPECT_EQ(mounts_beneath(stash_dir_), 0);
 }
 
 // Mount namespaces made while a namespace is stashed hold a copy of its pin; releasing it
 // must unpin those copies too, or the namespace would outlive its sandbox there.
 TEST_F(NetnsStashTest, ReleaseUnpinsCopiesInOtherMountNamespaces) {
-  runtime::NetnsStash stash(dir_);
+  runtime::NetnsStash stash(stash_dir_);
   ASSERT_TRUE(stash.fill(true, 1).ok());
   int to_child[2], to_parent[2];
   ASSERT_EQ(pipe(to_child), 0);
@@ -180,10 +178,10 @@ TEST_F(NetnsStashTest, ReleaseUnpinsCopiesInOtherMountNamespaces) {
   if (child == 0) {
     char c = 0;
     if (unshare(CLONE_NEWNS) != 0) _exit(10);
-    const int copies = mounts_beneath(dir_);
+    const int copies = mounts_beneath(stash_dir_);
     if (write(to_parent[1], &c, 1) != 1 || read(to_child[0], &c, 1) != 1) _exit(11);
     // 0: had its copy, and the copy went with the release.
-    _exit(copies == 1 && mounts_beneath(dir_) == 0 ? 0 : 20 + copies * 2 + mounts_beneath(dir_));
+    _exit(copies == 1 && mounts_beneath(stash_dir_) == 0 ? 0 : 20 + copies * 2 + mounts_beneath(stash_dir_));
   }
   char c = 0;
   ASSERT_EQ(read(to_parent[0], &c, 1), 1);

@@ -2,10 +2,12 @@
 #pragma once
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <dirent.h>
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -70,6 +72,30 @@ class SandboxTest : public ::testing::Test {
   ExecResult py(const std::string& code, const Policy& p = Policy{}) { return run({"/usr/bin/python3", "-c", code}, p); }
 
   runtime::NativeExecutor executor_;
+};
+
+// A SandboxTest with a fresh host directory, made from `pattern` (mkdtemp's XXXXXX at its
+// end) with `mode` before each test and removed after it.
+class SandboxTestWithDir : public SandboxTest {
+ protected:
+  explicit SandboxTestWithDir(std::string pattern, mode_t mode = 0700) : pattern_(std::move(pattern)), mode_(mode) {}
+  void SetUp() override {
+    SandboxTest::SetUp();
+    if (IsSkipped()) return;
+    std::string made = pattern_;
+    ASSERT_NE(mkdtemp(made.data()), nullptr) << pattern_;
+    dir_ = made;
+    ASSERT_EQ(chmod(dir_.c_str(), mode_), 0) << dir_;
+  }
+  void TearDown() override {
+    std::error_code ec;
+    if (!dir_.empty()) std::filesystem::remove_all(dir_, ec);
+  }
+  std::string dir_;
+
+ private:
+  std::string pattern_;
+  mode_t mode_;
 };
 
 }  // namespace corral::testing

@@ -17,25 +17,15 @@ namespace fs = std::filesystem;
 
 int children_of_this_process() { return static_cast<int>(children_of(getpid()).size()); }
 
-class Sessions : public SandboxTest {
+class Sessions : public SandboxTestWithDir {
  protected:
-  void SetUp() override {
-    SandboxTest::SetUp();
-    if (IsSkipped()) return;
-    char tmpl[] = "/tmp/corral-session-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    host_ = tmpl;
-    chmod(host_.c_str(), 0755);
-  }
-  void TearDown() override {
-    if (!host_.empty()) fs::remove_all(host_);
-  }
+  Sessions() : SandboxTestWithDir("/tmp/corral-session-XXXXXX", 0755) {}
   std::unique_ptr<Session> open(SessionOptions o = {}) {
     auto s = Session::open(executor_, std::move(o));
     EXPECT_TRUE(s.ok()) << s.status().to_string();
     return s.ok() ? std::move(s).value() : nullptr;
   }
-  std::string host_;
+  std::string dir_;
 };
 
 TEST_F(Sessions, FilesPersistAcrossRunsAndCommands) {
@@ -65,12 +55,12 @@ TEST_F(Sessions, InstallFromALocalPackage) {
   o.language = "javascript";
   auto s = open(o);
   ASSERT_TRUE(s);
-  fs::create_directories(host_ + "/pkg/package");
-  std::ofstream(host_ + "/pkg/package/package.json") << R"({"name": "greet", "version": "1.0.0", "main": "index.js"})";
-  std::ofstream(host_ + "/pkg/package/index.js") << "module.exports = () => 'hi from a session library';\n";
-  ASSERT_EQ(system(("tar -czf " + host_ + "/greet-1.0.0.tgz -C " + host_ + "/pkg package").c_str()), 0);
+  fs::create_directories(dir_ + "/pkg/package");
+  std::ofstream(dir_ + "/pkg/package/package.json") << R"({"name": "greet", "version": "1.0.0", "main": "index.js"})";
+  std::ofstream(dir_ + "/pkg/package/index.js") << "module.exports = () => 'hi from a session library';\n";
+  ASSERT_EQ(system(("tar -czf " + dir_ + "/greet-1.0.0.tgz -C " + dir_ + "/pkg package").c_str()), 0);
   RunOptions with_lib;
-  with_lib.libraries = {host_ + "/greet-1.0.0.tgz"};
+  with_lib.libraries = {dir_ + "/greet-1.0.0.tgz"};
   auto r = s->run("console.log(require('greet')())", with_lib);
   ASSERT_TRUE(r.ok()) << r.status().to_string();
   EXPECT_EQ(r->status(), ExecStatus::kOk) << r->stage << r->stderr_data;
@@ -85,31 +75,31 @@ TEST_F(Sessions, InstallFromALocalPackage) {
 TEST_F(Sessions, CopyInAndOut) {
   auto s = open();
   ASSERT_TRUE(s);
-  fs::create_directories(host_ + "/in/sub");
-  std::ofstream(host_ + "/in/a.txt") << "alpha";
-  std::ofstream(host_ + "/in/sub/b.txt") << "beta";
-  fs::create_symlink("/etc/shadow", host_ + "/in/shadow-link");  // must not be followed on the host
-  ASSERT_TRUE(s->copy_to_runtime(host_ + "/in", "data").ok());
+  fs::create_directories(dir_ + "/in/sub");
+  std::ofstream(dir_ + "/in/a.txt") << "alpha";
+  std::ofstream(dir_ + "/in/sub/b.txt") << "beta";
+  fs::create_symlink("/etc/shadow", dir_ + "/in/shadow-link");  // must not be followed on the host
+  ASSERT_TRUE(s->copy_to_runtime(dir_ + "/in", "data").ok());
   auto r = s->execute_command("cat data/a.txt data/sub/b.txt; ls data");
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->stdout_data, "alphabetaa.txt\nsub\n");  // the host symlink was not copied
   EXPECT_EQ(r->stdout_data.find("shadow-link"), std::string::npos);
 
   ASSERT_TRUE(s->execute_command("echo result > out.txt; ln -s /etc/shadow evil; mkfifo pipe").ok());
-  ASSERT_TRUE(s->copy_from_runtime("out.txt", host_ + "/out.txt").ok());
-  std::ifstream out(host_ + "/out.txt");
+  ASSERT_TRUE(s->copy_from_runtime("out.txt", dir_ + "/out.txt").ok());
+  std::ifstream out(dir_ + "/out.txt");
   std::string got;
   std::getline(out, got);
   EXPECT_EQ(got, "result");
   // Sandbox-side attacks: a symlink to a host file, a FIFO.
-  EXPECT_FALSE(s->copy_from_runtime("evil", host_ + "/evil.txt").ok());
-  EXPECT_FALSE(s->copy_from_runtime("pipe", host_ + "/pipe.txt").ok());
-  EXPECT_FALSE(fs::exists(host_ + "/evil.txt"));
+  EXPECT_FALSE(s->copy_from_runtime("evil", dir_ + "/evil.txt").ok());
+  EXPECT_FALSE(s->copy_from_runtime("pipe", dir_ + "/pipe.txt").ok());
+  EXPECT_FALSE(fs::exists(dir_ + "/evil.txt"));
   // Host-side attack: the destination is a symlink planted to redirect the write.
-  fs::create_symlink(host_ + "/victim", host_ + "/planted");
-  std::ofstream(host_ + "/victim") << "untouched";
-  EXPECT_FALSE(s->copy_from_runtime("out.txt", host_ + "/planted").ok());
-  std::ifstream victim(host_ + "/victim");
+  fs::create_symlink(dir_ + "/victim", dir_ + "/planted");
+  std::ofstream(dir_ + "/victim") << "untouched";
+  EXPECT_FALSE(s->copy_from_runtime("out.txt", dir_ + "/planted").ok());
+  std::ifstream victim(dir_ + "/victim");
   std::getline(victim, got);
   EXPECT_EQ(got, "untouched");
   // Copy-in cannot leave the sandbox.
