@@ -102,6 +102,7 @@ class NativeSandbox : public Sandbox {
   int pidfd = -1;
   int ctl = -1;
   bool zygote = false;  // forked by a zygote template (its child, not this process's)
+  bool ready_pending = false;  // init's "ready" (or its setup error) not read yet
   std::unique_ptr<SandboxCgroup> cgroup;  // null when running with rlimits only
   std::string netns_claim;  // its network namespace's pin in the stash, released at the end
 
@@ -422,7 +423,14 @@ StatusOr<std::unique_ptr<Sandbox>> NativeExecutor::create(const SandboxSpec& spe
     return SysError("send cgroup to corral-init", -r);
   }
   join.clear();
-  RETURN_IF_ERROR(await_ready(*sb));
+  // A short-lived process has one use for the sandbox, right away: the first request is
+  // sent before init reports ready (see SandboxChannel::await_ready), so the wait for that
+  // report moves there.
+  if (options_.short_lived && !zygote) {
+    sb->ready_pending = true;
+  } else {
+    RETURN_IF_ERROR(await_ready(*sb));
+  }
   // Joined just now, after its setup: nothing the sandbox ran is counted in it yet.
   if (cgroup_after_clone) sb->cgroup->mark_unused();
   return std::unique_ptr<Sandbox>(std::move(sb));
@@ -442,15 +450,38 @@ StatusOr<ExecResult> NativeExecutor::exec_in(Sandbox& sandbox, const ExecRequest
   if (sb.pidfd < 0) return Status(ErrorCode::kNotFound, "sandbox was destroyed", sb.id());
   auto env = build_environment(sb.policy(), request);
   if (!env.ok()) return env.status();
-  auto outcome = supervise_exec({sb.ctl, sb.pidfd}, sb.policy(), request, *env, sb.cgroup.get(), detach);
+  SandboxChannel ch{sb.ctl, sb.pidfd, nullptr};
+  Status setup;
+  if (sb.ready_pending) {
+    ch.await_ready = [&] {
+      sb.ready_pending = false;
+      return setup = await_ready(sb);
+    };
+  }
+  auto outcome = supervise_exec(ch, sb.policy(), request, *env, sb.cgroup.get(), detach);
+  if (!setup.ok()) sb.kill_and_reap();
   if (!outcome.ok()) return outcome.status();
   if (outcome->sandbox_broken) sb.kill_and_reap();
   return std::move(outcome->result);
 }
 
+namespace {
+
+// A sandbox whose readiness create() did not wait for: waits for it now.
+Status ensure_ready(NativeSandbox& sb) {
+  if (!sb.ready_pending) return Status::Ok();
+  sb.ready_pending = false;
+  Status s = await_ready(sb);
+  if (!s.ok()) sb.kill_and_reap();
+  return s;
+}
+
+}  // namespace
+
 Status NativeExecutor::put_files(Sandbox& sandbox, const std::vector<FileEntry>& files) {
   NativeSandbox& sb = native(sandbox);
   if (sb.pidfd < 0) return Status(ErrorCode::kNotFound, "sandbox was destroyed", sb.id());
+  RETURN_IF_ERROR(ensure_ready(sb));
   std::string root = "/proc/" + std::to_string(sb.pid) + "/root";
   int fd = open(root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) return SysError("open sandbox root", root);
@@ -463,6 +494,7 @@ StatusOr<std::vector<FileEntry>> NativeExecutor::get_files(Sandbox& sandbox, con
                                                            uint64_t max_bytes) {
   NativeSandbox& sb = native(sandbox);
   if (sb.pidfd < 0) return Status(ErrorCode::kNotFound, "sandbox was destroyed", sb.id());
+  RETURN_IF_ERROR(ensure_ready(sb));
   std::string root = "/proc/" + std::to_string(sb.pid) + "/root";
   int fd = open(root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) return SysError("open sandbox root", root);

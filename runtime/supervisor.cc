@@ -109,6 +109,10 @@ StatusOr<ExecOutcome> supervise_exec(const SandboxChannel& ch, const Policy& pol
     out.sandbox_broken = true;
     return SysError("send exec request to corral-init", -sr);
   }
+  if (ch.await_ready) {
+    Status ready = ch.await_ready();
+    if (!ready.ok()) return ready;  // the caller's sandbox failed its setup: it is broken
+  }
   in_r.reset();
   out_w.reset();
   err_w.reset();

@@ -5,6 +5,7 @@
 // violation, exited) into an ExecResult.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,10 @@ namespace corral::runtime {
 struct SandboxChannel {
   int ctl = -1;    // control socket to corral-init
   int pidfd = -1;  // corral-init itself: readable when it has died
+  // When corral-init has not yet reported that the sandbox is ready: waits for that report
+  // (it comes before anything about the exec). The request is sent first, so init finds it
+  // queued the moment its setup is done instead of waiting for a round trip.
+  std::function<Status()> await_ready;
 };
 
 struct ExecOutcome {

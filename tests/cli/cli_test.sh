@@ -28,6 +28,10 @@ expect signal_is_128_plus 137 "" -- exec -- /bin/sh -c 'kill -9 $$'
 expect timeout_is_124 124 "timeout" -- exec --timeout 200 -- /bin/sleep 5
 expect nonexistent_program 2 "execve /nonexistent/prog: No such file" -- exec -- /nonexistent/prog
 expect program_not_in_path 2 "execve no-such-cmd" -- exec -- no-such-cmd
+# corral-init fails to set the sandbox up (its workdir cannot be made on the read-only /usr):
+# reported as such, though `corral exec` sends its request before init reports ready.
+echo '{"workdir": "/usr/corral-no-such-dir/work"}' >"$T/bad_workdir.json"
+expect setup_failure_reported 2 "sandbox setup failed at 'create workdir'.*Read-only" -- exec --policy "$T/bad_workdir.json" -- /bin/true
 expect unreadable_policy 2 "/nonexistent.json: cannot read policy file" -- exec --policy /nonexistent.json -- /bin/true
 echo '{"limits": {"wall_ms": ' >"$T/malformed.json"
 expect malformed_policy 2 "not valid JSON" -- exec --policy "$T/malformed.json" -- /bin/true
