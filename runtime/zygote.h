@@ -89,10 +89,10 @@ struct ZygoteOptions {
   uint64_t start_timeout_ms = 120'000;
   // Keep the next sandbox's clone made ahead of time, a "spare" (see zygote_template.cc):
   // a spawn then hands a request to it instead of cloning the template while corral waits
-  // (~3 ms less per sandbox here). Off: each spawn clones then. Off by default for now: the
-  // template then always has a child that belongs to no sandbox yet, which the red-team
-  // fixture (tests/redteam/redteam_fixture.h) takes for a leftover or a new sandbox's init.
-  bool spare = false;
+  // (the clone of the template, 1-4 ms of a sandbox's creation here, leaves the critical
+  // path). Off: each spawn clones then. With it the template always has one child that is no
+  // sandbox yet: no ids are mapped in its user namespace, which is how tests tell it apart.
+  bool spare = true;
   // Move the template's anonymous memory into a sealed file mapped privately in its place
   // (see snapshot_memory in zygote_template.cc): forks and exits of its copies no longer copy
   // and tear down ~15,000 page table entries each. Off: the memory stays anonymous.

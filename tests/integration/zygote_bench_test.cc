@@ -254,5 +254,39 @@ TEST(DISABLED_ZygoteBenchDetail, Phases) {
   }
 }
 
+// Page faults of the exec itself (getrusage in the forked interpreter: its counters start at
+// the fork) and one-shot times, for `pass` and the pandas snippet, CORRAL_BENCH_RUNS each
+// (default 20), with the default ZygoteOptions (CORRAL_BENCH_SPARE=0|1 overrides `spare`).
+// Unlike times, fault counts do not depend on what else the machine runs: on a host where
+// each fault is expensive they say where an exec's time goes. Fails if a run fails or a
+// sandbox was not forked from the template.
+TEST(DISABLED_ZygoteBenchDetail, Faults) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root";
+  const size_t runs = env_count("CORRAL_BENCH_RUNS", 20);
+  runtime::ZygoteOptions o;
+  if (const char* spare = getenv("CORRAL_BENCH_SPARE"); spare && *spare) o.spare = std::string(spare) == "1";
+  NativeExecutor ex;
+  ASSERT_TRUE(ex.start_zygote(o).ok());
+  one_shot(ex, "python", "pass", 3);  // warm-up
+  for (const std::string& code : {std::string("pass"), std::string(kPandas)}) {
+    ExecRequest req;
+    req.argv = {"/usr/bin/python3", "-c",
+                code + "\nimport resource as _r; print('FAULTS', _r.getrusage(_r.RUSAGE_SELF).ru_minflt)"};
+    std::vector<double> faults, ms;
+    for (size_t i = 0; i < runs; ++i) {
+      auto t0 = Clock::now();
+      auto r = ex.run_once(SandboxSpec{python_policy(), "python"}, req);
+      ms.push_back(ms_since(t0));
+      ASSERT_TRUE(r.ok() && r->status() == ExecStatus::kOk) << (r.ok() ? r->stderr_data : r.status().to_string());
+      auto at = r->stdout_data.rfind("FAULTS ");
+      ASSERT_NE(at, std::string::npos) << r->stdout_data;
+      faults.push_back(std::stod(r->stdout_data.substr(at + 7)));
+    }
+    printf("%s: exec page faults median %.0f, one-shot %.2f ms median of %zu%s\n", code == "pass" ? "pass" : "pandas",
+           median(faults), median(ms), runs, o.spare ? " (spare)" : " (no spare)");
+  }
+  EXPECT_EQ(ex.zygote_fallbacks(), 0u);
+}
+
 }  // namespace
 }  // namespace corral::testing

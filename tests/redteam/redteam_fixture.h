@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <functional>
 #include <memory>
 #include <ostream>
@@ -69,15 +70,29 @@ inline void ExpectSafeOrOom(const ExecResult& r, int min_safe) {
 // (runtime/zygote.h, started once per process), so the same probes check that path.
 // CORRAL_REDTEAM_ZYGOTE=light: the same with nothing preloaded (the cgroup v2 VM, where
 // importing pandas under software emulation would take minutes).
+// Both keep a spare in the template (ZygoteOptions::spare, the default); =nospare: as 1 without.
 inline bool zygote_mode() {
   const char* v = getenv("CORRAL_REDTEAM_ZYGOTE");
-  return v && (std::string(v) == "1" || std::string(v) == "light");
+  return v && (std::string(v) == "1" || std::string(v) == "light" || std::string(v) == "nospare");
 }
 inline runtime::ZygoteOptions redteam_zygote_options() {
   runtime::ZygoteOptions o;
   const char* v = getenv("CORRAL_REDTEAM_ZYGOTE");
   if (v && std::string(v) == "light") o.preload = {}, o.warmup = "";
+  if (v && std::string(v) == "nospare") o.spare = false;
   return o;
+}
+
+// The template's children that belong to a sandbox: a spare (its clone made ahead, waiting
+// for a request) has no ids mapped yet; corral maps every sandbox's as it makes it.
+inline std::vector<pid_t> sandbox_children_of_template(pid_t tpl) {
+  std::vector<pid_t> out;
+  for (pid_t p : children_of(tpl)) {
+    std::ifstream map("/proc/" + std::to_string(p) + "/uid_map");
+    std::string line;
+    if (!map || std::getline(map, line)) out.push_back(p);  // gone already, or mapped
+  }
+  return out;
 }
 
 // One executor per process (sandboxes are independent; a zygote takes seconds to start).
@@ -123,7 +138,7 @@ class Redteam : public ::testing::Test {
     if (info.contains("python")) {
       pid_t tpl = info["python"]["pid"].get<pid_t>();
       out.erase(std::remove(out.begin(), out.end(), tpl), out.end());
-      for (pid_t p : children_of(tpl)) out.push_back(p);
+      for (pid_t p : sandbox_children_of_template(tpl)) out.push_back(p);
     }
     return out;
   }
@@ -144,7 +159,9 @@ class Redteam : public ::testing::Test {
       auto info = ex_.zygote_info();
       if (info.contains("python")) parent = info["python"]["pid"].get<pid_t>();
     }
-    std::vector<pid_t> before = children_of(parent);
+    const bool from_template = parent != getpid();
+    auto kids = [&] { return from_template ? sandbox_children_of_template(parent) : children_of(parent); };
+    std::vector<pid_t> before = kids();
     auto sb = ex_.create(Spec(*policy));
     if (!sb.ok()) {
       ADD_FAILURE() << "create: " << sb.status().to_string();
@@ -155,7 +172,7 @@ class Redteam : public ::testing::Test {
     }
     if (init_pid) {
       *init_pid = 0;
-      for (pid_t p : children_of(parent)) {
+      for (pid_t p : kids()) {
         if (std::find(before.begin(), before.end(), p) == before.end()) *init_pid = p;
       }
     }
