@@ -100,11 +100,7 @@ DockerExecutor::DockerExecutor(EngineOptions options, std::unique_ptr<http::Clie
     : options_(std::move(options)), client_(std::move(client)) {}
 
 DockerExecutor::~DockerExecutor() {
-  if (options_.keep_template) return;
-  for (const std::string& id : owned_images_) {
-    http::Request r{"DELETE", api("/images/" + http::url_escape(id) + "?force=1")};
-    (void)client_->send(r);
-  }
+  if (!options_.keep_template) (void)remove_owned_images();
 }
 
 StatusOr<std::unique_ptr<DockerExecutor>> DockerExecutor::connect(EngineOptions options) {

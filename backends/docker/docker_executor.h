@@ -42,7 +42,8 @@ struct EngineOptions {
   // Connect to this existing container instead of creating one: create() checks that it runs
   // and that its limits are no weaker than the policy's; destroy() leaves it running.
   std::string attach_container;
-  // Images this executor built or imported are kept when it is destroyed (false: removed).
+  // Images this executor built, imported or committed are kept when it is destroyed (false:
+  // removed then; see DockerExecutor::remove_owned_images).
   bool keep_template = true;
 };
 
@@ -73,6 +74,13 @@ class DockerExecutor : public Executor {
   StatusOr<std::string> commit(Sandbox& sandbox, const std::string& tag);
   // Whether an image exists (by name or id).
   StatusOr<bool> image_exists(const std::string& name);
+  // Removes the images this executor built, imported or committed (the destructor calls it
+  // when keep_template is false). Never forced: an image a container still uses is kept,
+  // under its tag (forcing would remove the container with it on Podman, and leave the
+  // image untagged but present on Docker), and so is one whose tag now names another image
+  // while other tags still name it. The error lists those kept; a later call (or the
+  // destructor) tries them again.
+  Status remove_owned_images();
   // Every container this engine holds with corral's label (for leak checks).
   StatusOr<std::vector<std::string>> list_sandbox_containers();
   StatusOr<std::vector<std::string>> list_sandbox_volumes();
@@ -101,7 +109,11 @@ class DockerExecutor : public Executor {
 
   EngineOptions options_;
   std::unique_ptr<http::Client> client_;
-  std::vector<std::string> owned_images_;
+  struct OwnedImage {
+    std::string tag;  // as given to import_rootfs/build_image/commit
+    std::string id;   // as the engine reported it (full or short, with or without "sha256:")
+  };
+  std::vector<OwnedImage> owned_images_;
 };
 
 }  // namespace corral::docker

@@ -3,7 +3,9 @@
 // failure, and the image id is in the last "aux"/"status"/"stream" line that names one.
 #include <unistd.h>
 
+#include <algorithm>
 #include <ctime>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -89,7 +91,7 @@ StatusOr<std::string> DockerExecutor::import_rootfs(const std::string& rootfs_di
   // Untags only: the image keeps its real name.
   (void)client_->send({"DELETE", api("/images/" + temp + ":latest")});
   RETURN_IF_ERROR(tagged);
-  owned_images_.push_back(tag);
+  owned_images_.push_back({tag, id});
   return id;
 }
 
@@ -103,7 +105,7 @@ StatusOr<std::string> DockerExecutor::build_image(const std::string& context_dir
   const std::string step = options_.flavor + ": build " + tag;
   ASSIGN_OR_RETURN(http::Response resp, client_->call(step, r));
   ASSIGN_OR_RETURN(std::string id, wait_for_image_id(step, resp.body));
-  owned_images_.push_back(tag);
+  owned_images_.push_back({tag, id});
   return id;
 }
 
@@ -120,8 +122,66 @@ StatusOr<std::string> DockerExecutor::commit(Sandbox& sandbox, const std::string
                            "&tag=" + http::url_escape(t) + "&pause=1";
   ASSIGN_OR_RETURN(http::Response r, client_->call(options_.flavor + ": commit", {"POST", api(path), "{}"}));
   auto j = nlohmann::json::parse(r.body, nullptr, false);
-  if (j.is_discarded() || !j.contains("Id")) return Internal(options_.flavor + ": commit returned no Id");
-  return j["Id"].get<std::string>();
+  if (j.is_discarded() || !j.contains("Id") || !j["Id"].is_string()) {
+    return Internal(options_.flavor + ": commit returned no Id");
+  }
+  // "sha256:<hex>" from both engines (Podman's compat commit answers with the bare hex, and
+  // its compat API cannot look a missing image up by a bare 64-hex id: HTTP 500, not 404).
+  std::string id = j["Id"].get<std::string>();
+  if (id.size() == 64 && id.find_first_not_of("0123456789abcdef") == std::string::npos) id = "sha256:" + id;
+  owned_images_.push_back({repo + ":" + t, id});
+  return id;
+}
+
+Status DockerExecutor::remove_owned_images() {
+  // Ids compare without "sha256:", a short id as a prefix of the full one (Docker's build
+  // reports the short id, Podman's commit the bare hex).
+  auto bare = [](std::string s) { return s.rfind("sha256:", 0) == 0 ? s.substr(7) : s; };
+  auto same = [&](const std::string& a, const std::string& b) {
+    const std::string x = bare(a), y = bare(b);
+    const size_t n = std::min(x.size(), y.size());
+    return n >= 12 && x.compare(0, n, y, 0, n) == 0;
+  };
+  auto inspect = [&](const std::string& name) -> std::optional<nlohmann::json> {
+    auto r = client_->send({"GET", api("/images/" + http::url_escape(name) + "/json")});
+    if (!r.ok() || r->status != 200) return std::nullopt;
+    auto j = nlohmann::json::parse(r->body, nullptr, false);
+    if (j.is_discarded() || !j.is_object()) return std::nullopt;
+    return j;
+  };
+  std::string kept;
+  std::vector<OwnedImage> still;  // kept: tried again by the next call
+  for (const OwnedImage& img : owned_images_) {
+    // By its tag while the tag still names this image: an image other tags also name is
+    // only untagged. Otherwise (the tag was removed or moved) by id, and only when no tag
+    // names the image any more.
+    std::string target;
+    if (auto j = inspect(img.tag); j && same(j->value("Id", ""), img.id)) {
+      target = img.tag;
+    } else if (auto k = inspect(img.id)) {
+      const nlohmann::json tags = k->value("RepoTags", nlohmann::json::array());
+      bool named = false;
+      if (tags.is_array()) {
+        for (const auto& t : tags) named |= t.is_string() && t.get<std::string>().find("<none>") == std::string::npos;
+      }
+      if (named) {
+        kept += (kept.empty() ? "" : "; ") + img.tag + " " + img.id + " (now named by other tags)";
+        still.push_back(img);
+        continue;
+      }
+      target = img.id;
+    } else {
+      continue;  // gone already
+    }
+    auto r = client_->send({"DELETE", api("/images/" + http::url_escape(target))});
+    if (!r.ok() || (r->status >= 300 && r->status != 404)) {
+      kept += (kept.empty() ? "" : "; ") + target + " (" + (r.ok() ? http::engine_message(r->body) : r.status().message()) + ")";
+      still.push_back(img);
+    }
+  }
+  owned_images_ = std::move(still);
+  if (!kept.empty()) return Status(ErrorCode::kUnsupported, options_.flavor + ": images kept: " + kept, "images");
+  return Status::Ok();
 }
 
 }  // namespace corral::docker

@@ -14,6 +14,7 @@ docker::EngineOptions engine_options(const PodmanOptions& options) {
   e.seccomp_file_dir = options.seccomp_file_dir;
   e.allowlist_network = options.allowlist_network;
   e.attach_container = options.attach_container;
+  e.keep_template = options.keep_template;
   return e;
 }
 

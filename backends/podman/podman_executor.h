@@ -26,6 +26,7 @@ struct PodmanOptions {
   std::string attach_container;
   // Where translated seccomp profiles are written for the service to read (same host).
   std::string seccomp_file_dir = "/run/corral/podman-seccomp";
+  bool keep_template = true;  // see docker::EngineOptions::keep_template
 };
 
 docker::EngineOptions engine_options(const PodmanOptions& options);
