@@ -25,7 +25,6 @@ class Sessions : public SandboxTestWithDir {
     EXPECT_TRUE(s.ok()) << s.status().to_string();
     return s.ok() ? std::move(s).value() : nullptr;
   }
-  std::string dir_;
 };
 
 TEST_F(Sessions, FilesPersistAcrossRunsAndCommands) {
