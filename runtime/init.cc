@@ -185,9 +185,11 @@ class Init {
       // this is a real fork. corral-init is a fork of a single-threaded template, so no lock
       // can be held across it.
       ctx.args.interpret = true;
+      worker_interprets_ = true;
       pid = fork();
       if (pid == 0) worker_entry(&ctx);
     } else {
+      worker_interprets_ = false;
       pid = clone(worker_entry, worker_stack_ + kWorkerStack, CLONE_VM | CLONE_VFORK | SIGCHLD, &ctx);
     }
     if (pid < 0) {
@@ -250,6 +252,17 @@ class Init {
     // What a detached program left behind ends with it when no exec is running.
     if (detached_exited && worker_ == 0) end_all_but_detached();
     if (!done) return;
+    if (worker_interprets_) {
+      // Its memory may live on in a holder (see hold_memory in worker.cc): every process of
+      // the exec is killed first, so none of them runs on, then the answer goes out, then
+      // they are waited for. Nothing else is read from the supervisor until they are gone.
+      kill_all_but_detached();
+      worker_ = 0;
+      send_frame(kCtlFd, Frame::kExited, &exit_, sizeof exit_);
+      end_all_but_detached();
+      close_fd(&listener_);
+      return;
+    }
     // An exec's processes end with it: daemons, double forks and stragglers included (the
     // detached program, if any, is not the exec's).
     end_all_but_detached();
@@ -377,6 +390,7 @@ class Init {
   char* worker_stack_ = nullptr;
   pid_t worker_ = 0;
   bool worker_detachable_ = false;
+  bool worker_interprets_ = false;  // the worker runs the zygote's interpreter (a real fork)
   pid_t detached_ = 0;          // the detached program (kDetach), 0 if none
   int detached_listener_ = -1;  // its seccomp listener
   ExitPayload exit_ = {};
