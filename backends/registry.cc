@@ -55,6 +55,7 @@ StatusOr<std::unique_ptr<Executor>> make_executor(const BackendOptions& options)
   if (options.name == "native") {
     runtime::NativeOptions native;
     native.short_lived = options.short_lived;
+    native.prepared_netns = options.prepared_netns;
     return std::unique_ptr<Executor>(new runtime::NativeExecutor(native));
   }
   if (options.name == "docker") {

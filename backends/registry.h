@@ -16,6 +16,7 @@ struct BackendOptions {
   std::string image;            // container backends: the image sandboxes start from
   std::string endpoint;         // container backends: engine socket or URL; empty: the default
   bool short_lived = false;     // the process makes a sandbox or two and exits (the CLI)
+  bool prepared_netns = false;  // native: see runtime::NativeOptions::prepared_netns
 };
 
 // An error naming the backend when it is unknown or cannot be reached.

@@ -298,7 +298,7 @@ StatusOr<std::unique_ptr<Sandbox>> NativeExecutor::create(const SandboxSpec& spe
     }
   } release_unused_claim{stashed};
   if (spec.zygote.empty() || !zygote_for(spec.zygote)) {
-    if (options_.short_lived) {
+    if (options_.prepared_netns) {
       netns_flavors_used_ |= 1u << loopback;
       stashed = NetnsStash(options_.state_dir + "/netns").take(loopback);
     }
@@ -392,7 +392,13 @@ StatusOr<std::unique_ptr<Sandbox>> NativeExecutor::create(const SandboxSpec& spe
   // Parent side of each namespace, then "go"; on any failure the sandbox's destructor kills
   // init, which takes everything it made with it.
   RETURN_IF_ERROR(write_id_maps(sb->pid, sb->ids()));
-  if (int r = send_frame(sb->ctl, Frame::kGo, nullptr, 0); r != 0) return SysError("send go to corral-init", -r);
+  // A send fails when init has already given up: its reason, queued before it exited, is
+  // the error to report, not the broken pipe.
+  auto send_failed = [&](const char* what, int r) {
+    Status reason = await_ready(*sb);
+    return reason.ok() ? SysError(what, -r) : reason;
+  };
+  if (int r = send_frame(sb->ctl, Frame::kGo, nullptr, 0); r != 0) return send_failed("send go to corral-init", r);
   // While init builds its root filesystem: the cgroup (when made late), then the loopback.
   // Nothing in the sandbox touches the network before the first exec, which cannot start
   // until init reports ready.
@@ -420,7 +426,7 @@ StatusOr<std::unique_ptr<Sandbox>> NativeExecutor::create(const SandboxSpec& spe
   }
   if (int r = send_frame(sb->ctl, Frame::kPlaced, nullptr, 0, join_fds.data(), static_cast<int>(join_fds.size()));
       r != 0) {
-    return SysError("send cgroup to corral-init", -r);
+    return send_failed("send cgroup to corral-init", r);
   }
   join.clear();
   // A short-lived process has one use for the sandbox, right away: the first request is

@@ -18,10 +18,14 @@ namespace corral::runtime {
 struct NativeOptions {
   std::string state_dir = "/run/corral";            // uid slot locks, the staging mount point
   std::string rootfs_dir = "/var/lib/corral/rootfs";  // host-mode skeleton and built rootfs
-  // For a process that makes a sandbox or two and exits (the CLI): cold sandboxes take
-  // their network namespace from a stash in <state_dir>/netns that this executor's
-  // destructor refills (see NetnsStash in netns.h), instead of making one while they wait.
+  // For a process that makes a sandbox or two and exits (the CLI): the first request to a
+  // cold sandbox is sent before corral-init reports ready (SandboxChannel::await_ready).
   bool short_lived = false;
+  // Cold sandboxes take their network namespace from a stash in <state_dir>/netns that this
+  // executor's destructor refills (see NetnsStash in netns.h), instead of making one while
+  // they wait. Off by default: the stash keeps namespaces pinned by mounts on the host
+  // between processes (the CLI turns it on with CORRAL_PREPARED_NETNS=1).
+  bool prepared_netns = false;
 };
 
 class NativeExecutor : public Executor {
@@ -77,7 +81,7 @@ class NativeExecutor : public Executor {
   const std::string& dev_template();
   std::once_flag dev_once_;
   std::string dev_template_;
-  // short_lived: the network namespace flavors taken from the stash (bit 0: lo down, 1: up).
+  // prepared_netns: the network namespace flavors taken from the stash (bit 0: lo down, 1: up).
   std::atomic<unsigned> netns_flavors_used_{0};
 };
 

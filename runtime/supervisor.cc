@@ -107,6 +107,10 @@ StatusOr<ExecOutcome> supervise_exec(const SandboxChannel& ch, const Policy& pol
   int sr = send_frame(ch.ctl, Frame::kExec, payload.data(), static_cast<uint32_t>(payload.size()), child_fds, 3);
   if (sr != 0) {
     out.sandbox_broken = true;
+    if (ch.await_ready) {
+      Status ready = ch.await_ready();  // init gave up during setup: its reason, not EPIPE
+      if (!ready.ok()) return ready;
+    }
     return SysError("send exec request to corral-init", -sr);
   }
   if (ch.await_ready) {

@@ -70,6 +70,7 @@ int exec_command(const std::vector<std::string>& args) {
   BackendOptions backend;
   backend.name = vm["backend"].as<std::string>();
   backend.short_lived = true;  // one sandbox, then exit
+  backend.prepared_netns = prepared_netns_wanted();
   if (vm.count("image")) backend.image = vm["image"].as<std::string>();
   if (backend.name == "native") {
     Status supported = runtime::NativeExecutor::check_supported(spec.policy);

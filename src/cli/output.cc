@@ -6,6 +6,7 @@
 #include <charconv>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <memory>
 
@@ -94,6 +95,11 @@ void report_outcome(const ExecResult& r) {
   } else {
     fprintf(stderr, "corral: %s: %s\n", exec_status_name(r.status()), r.message.c_str());
   }
+}
+
+bool prepared_netns_wanted() {
+  const char* v = getenv("CORRAL_PREPARED_NETNS");
+  return v && std::string_view(v) == "1";
 }
 
 void exit_then_teardown(int code, const std::function<void()>& teardown) {

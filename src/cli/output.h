@@ -29,6 +29,9 @@ std::optional<int> parse_options(const char* cmd, const std::vector<std::string>
                                  const boost::program_options::options_description& desc,
                                  const boost::program_options::positional_options_description& pos,
                                  boost::program_options::variables_map* vm);
+// CORRAL_PREPARED_NETNS=1: keep network namespaces prepared between runs (NativeOptions::
+// prepared_netns); anything else, or unset: make each one while the run is set up.
+bool prepared_netns_wanted();
 // Prints a finished result the way `corral exec`/`corral run` do without --json.
 void report_outcome(const ExecResult& r);
 // Exits with `code` now and runs `teardown` in a child process (a session of its own, stdio

@@ -125,6 +125,7 @@ int run_command(const std::vector<std::string>& args) {
   BackendOptions backend;
   backend.name = vm["backend"].as<std::string>();
   backend.short_lived = true;  // one sandbox, then exit
+  backend.prepared_netns = prepared_netns_wanted();
   if (vm.count("image")) backend.image = vm["image"].as<std::string>();
   auto executor = make_executor(backend);
   if (!executor.ok()) return usage_error("--backend: " + executor.status().to_string());

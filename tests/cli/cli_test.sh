@@ -74,11 +74,18 @@ before=$(count_mounts)
 after=$(count_mounts)
 [ "$before" = "$after" ] && pass no_mounts_left || fail no_mounts_left "before=$before after=$after"
 
-# Prepared network namespaces: a run's teardown stashes one for the next run, which takes it.
-# Two sandboxes alive at once never share one; at most two per flavor wait, whatever
-# number of runs came before; `corral doctor --cleanup` removes them.
+# Prepared network namespaces (CORRAL_PREPARED_NETNS=1): a run's teardown stashes one for the
+# next run, which takes it. Two sandboxes alive at once never share one; at most two per
+# flavor wait, whatever number of runs came before; `corral doctor --cleanup` removes them.
+# Without the variable nothing is stashed.
 stash_mounts() { grep -c " /run/corral/netns/" /proc/self/mountinfo; }
 settle() { for _ in $(seq 1 40); do pgrep -f "$C exec" >/dev/null || break; sleep 0.05; done; }
+"$C" doctor --cleanup >/dev/null 2>&1
+"$C" exec -- /bin/true </dev/null; "$C" exec -- /bin/true </dev/null
+settle; sleep 0.3
+[ "$(stash_mounts)" = 0 ] && ! grep -q " /run/corral/netns " /proc/self/mountinfo && pass netns_not_stashed_by_default ||
+  fail netns_not_stashed_by_default "$(stash_mounts) stashed"
+export CORRAL_PREPARED_NETNS=1
 "$C" exec -- /bin/sh -c 'readlink /proc/self/ns/net; sleep 1.5' </dev/null >"$T/ns1" 2>&1 &
 first=$!
 for _ in $(seq 1 20); do [ -s "$T/ns1" ] && break; sleep 0.05; done
@@ -96,6 +103,7 @@ n=$(stash_mounts)
 out=$("$C" doctor --cleanup 2>&1)
 [ "$(stash_mounts)" = 0 ] && ! grep -q " /run/corral/netns " /proc/self/mountinfo && echo "$out" | grep -q "prepared network namespace" && pass doctor_cleanup_unstashes ||
   fail doctor_cleanup_unstashes "left $(stash_mounts): $out"
+unset CORRAL_PREPARED_NETNS
 
 # The sandbox is taken apart after corral has exited (its answer does not wait for that):
 # within 2 s none of its cgroups is left. They are named after the supervisor's pid.

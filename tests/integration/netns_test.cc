@@ -201,6 +201,7 @@ TEST_F(NetnsStashTest, ReleaseUnpinsCopiesInOtherMountNamespaces) {
 TEST_F(NetnsStashTest, ShortLivedExecutorTakesAndRefills) {
   runtime::NativeOptions options;
   options.short_lived = true;
+  options.prepared_netns = true;
   const std::string stash_dir = options.state_dir + "/netns";
   runtime::NetnsStash stash(stash_dir);
   ASSERT_TRUE(stash.fill(true, 1).ok());
@@ -224,6 +225,27 @@ TEST_F(NetnsStashTest, ShortLivedExecutorTakesAndRefills) {
   ASSERT_EQ(stat((stash_dir + "/lo-0/ns").c_str(), &next), 0) << "nothing stashed for the next process";
   EXPECT_NE(next.st_ino, pinned.st_ino);
   EXPECT_EQ(mounts_beneath(stash_dir), 1);
+  stash.clear();
+  EXPECT_EQ(mounts_beneath(stash_dir), 0);
+}
+
+// Without prepared_netns a short-lived executor neither takes from the stash nor fills it.
+TEST_F(NetnsStashTest, OffUnlessAsked) {
+  runtime::NativeOptions options;
+  options.short_lived = true;
+  const std::string stash_dir = options.state_dir + "/netns";
+  runtime::NetnsStash(stash_dir).clear();
+  {
+    runtime::NativeExecutor executor(options);
+    auto sb = executor.create(SandboxSpec{});
+    ASSERT_TRUE(sb.ok()) << sb.status().to_string();
+    ExecRequest req;
+    req.argv = {"/bin/true"};
+    auto r = executor.exec(**sb, req);
+    ASSERT_TRUE(r.ok()) << r.status().to_string();
+    ASSERT_TRUE(executor.destroy(**sb).ok());
+  }
+  EXPECT_EQ(mounts_beneath(stash_dir), 0) << "a namespace was stashed though nobody asked";
 }
 
 }  // namespace
