@@ -15,6 +15,7 @@
 #include <signal.h>
 #include <sys/capability.h>
 #include <sys/ipc.h>
+#include <sys/mount.h>
 #include <sys/msg.h>
 #include <sys/sem.h>
 #include <sys/shm.h>
@@ -518,7 +519,16 @@ TEST_F(Redteam, Row28_SetuidAndFileCapBinaries) {
   char tmpl[] = "/tmp/corral-rt28-XXXXXX";
   ASSERT_NE(mkdtemp(tmpl), nullptr);
   const std::string dir = tmpl;
-  chmod(dir.c_str(), 0755);
+  // A tmpfs of its own: the probe needs a filesystem that honours setuid on the host, and
+  // /tmp may be mounted nosuid (it is in tools/vm-test's guest).
+  ASSERT_EQ(mount("tmpfs", dir.c_str(), "tmpfs", MS_NODEV, "mode=0755,size=16m"), 0) << strerror(errno);
+  struct Unmount {
+    std::string d;
+    ~Unmount() {
+      umount2(d.c_str(), MNT_DETACH);
+      rmdir(d.c_str());
+    }
+  } unmount{dir};
   const std::string src = dir_ + "/row28_setuid_exec";
   for (const char* name : {"suid_hostroot", "suid_sbxroot", "fcap"}) {
     fs::copy_file(src, dir + "/" + name, fs::copy_options::overwrite_existing);
@@ -561,7 +571,6 @@ TEST_F(Redteam, Row28_SetuidAndFileCapBinaries) {
   ExecResult r = Exec(*sb, {"/probes/row28_setuid_exec", "/suid/suid_hostroot", "/suid/suid_sbxroot", "/suid/fcap"});
   ExpectAllSafe(r, 2 + 3);
   ex_.destroy(*sb);
-  fs::remove_all(dir);
 }
 
 TEST_F(Redteam, Row29_SetuidZeroAndUidMap) {
