@@ -15,7 +15,6 @@
 #include <signal.h>
 #include <sys/capability.h>
 #include <sys/ipc.h>
-#include <sys/mount.h>
 #include <sys/msg.h>
 #include <sys/sem.h>
 #include <sys/shm.h>
@@ -516,19 +515,17 @@ TEST_F(Redteam, Row27_ForeignSyscallAbis) {
 }
 
 TEST_F(Redteam, Row28_SetuidAndFileCapBinaries) {
-  char tmpl[] = "/tmp/corral-rt28-XXXXXX";
-  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  // Next to the probes, not in /tmp: the probe needs a filesystem that honours setuid on the
+  // host, and /tmp may be mounted nosuid (it is in tools/vm-test's guest). A mount of its own
+  // would not do: a zygote's sandboxes see the host's mounts as they were when it started.
+  std::string tmpl = dir_ + "/rt28-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl.data()), nullptr) << strerror(errno);
   const std::string dir = tmpl;
-  // A tmpfs of its own: the probe needs a filesystem that honours setuid on the host, and
-  // /tmp may be mounted nosuid (it is in tools/vm-test's guest).
-  ASSERT_EQ(mount("tmpfs", dir.c_str(), "tmpfs", MS_NODEV, "mode=0755,size=16m"), 0) << strerror(errno);
-  struct Unmount {
+  chmod(dir.c_str(), 0755);
+  struct Remove {
     std::string d;
-    ~Unmount() {
-      umount2(d.c_str(), MNT_DETACH);
-      rmdir(d.c_str());
-    }
-  } unmount{dir};
+    ~Remove() { fs::remove_all(d); }
+  } remove{dir};
   const std::string src = dir_ + "/row28_setuid_exec";
   for (const char* name : {"suid_hostroot", "suid_sbxroot", "fcap"}) {
     fs::copy_file(src, dir + "/" + name, fs::copy_options::overwrite_existing);
