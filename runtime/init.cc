@@ -36,6 +36,8 @@ constexpr int kCtlFd = 3;
 }
 
 constexpr size_t kWorkerStack = 256 * 1024;
+// How long a sandbox stays idle after an exec before init prepares the next worker.
+constexpr long kPrepareDelayMs = 20;
 
 struct SpawnContext {
   const LaunchPlan* plan;
@@ -69,14 +71,23 @@ class Init {
         mmap(nullptr, kWorkerStack, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0));
     if (worker_stack_ == MAP_FAILED) _exit(2);
     if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sizes_) != 0) sizes_ = {};
+    // A sandbox made ahead of its first request (a pool's) gets its first worker ready now;
+    // one whose request is already here (the CLI's) is served by a worker cloned for it.
+    struct pollfd ctl = {kCtlFd, POLLIN, 0};
+    if (poll(&ctl, 1, 0) == 0) prepare_worker();
 
     while (true) {
       // Negative fds are ignored by poll: a listener slot without a listener costs nothing.
       struct pollfd p[4] = {{kCtlFd, POLLIN, 0}, {sigfd_, POLLIN, 0}, {listener_, POLLIN, 0},
                             {detached_listener_, POLLIN, 0}};
-      if (poll(p, 4, -1) < 0) {
+      int n = poll(p, 4, prepare_timeout_ms());
+      if (n < 0) {
         if (errno == EINTR) continue;
         _exit(2);
+      }
+      if (n == 0) {
+        prepare_worker();
+        continue;
       }
       if (p[1].revents) reap();
       if (p[2].revents & POLLIN) relay_violation(&listener_);
@@ -132,73 +143,71 @@ class Init {
 
   void start_exec(uint32_t length, int* fds, int nfds) {
     // Payload: ExecWire, strings, then room for the argv/envp pointer arrays.
-    size_t map_len = length + 2 * sizeof(char*) * (length / 2 + 2) + 64;
+    size_t map_len = exec_buffer_size(length);
     char* buf = static_cast<char*>(mmap(nullptr, map_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
     if (buf == MAP_FAILED) _exit(4);
     if (length < sizeof(ExecWire) || read_full(kCtlFd, buf, length) != 0) _exit(4);
-    ExecWire w;
-    memcpy(&w, buf, sizeof w);
-    char* strings = buf + sizeof w;
-    size_t slen = length - sizeof w;
-    bool ok = nfds == 3 && w.strings_len == slen && slen > 0 && strings[slen - 1] == '\0' && w.argc >= 1;
-    char** ptrs = reinterpret_cast<char**>(buf + ((length + 15) & ~size_t{15}));
-    size_t count = 0;
-    if (ok) {
-      size_t needed = 1 + w.argc + w.envc;
-      for (size_t off = 0; off < slen && count <= needed; off += strlen(strings + off) + 1) {
-        if (count < needed) ptrs[count + (count > w.argc ? 1 : 0)] = strings + off;
-        ++count;
-      }
-      ok = count == needed;
-    }
-    if (!ok) {
+    ExecRequestView v;
+    if (nfds != 3 || !decode_exec_request(buf, length, &v)) {
       fail_exec("decode exec request", EINVAL, "");
     } else if (worker_ > 0) {
       fail_exec("exec", EBUSY, "another exec is running in this sandbox");
-    } else if ((w.flags & kExecDetach) && detached_ > 0) {
+    } else if ((v.flags & kExecDetach) && detached_ > 0) {
       fail_exec("exec", EBUSY, "a detached program is already running in this sandbox");
     } else {
-      worker_detachable_ = (w.flags & kExecDetach) != 0;
-      // ptrs: [cwd, argv..., NULL, envp..., NULL]
-      ptrs[1 + w.argc] = nullptr;
-      ptrs[2 + w.argc + w.envc] = nullptr;
-      launch(ptrs[0], ptrs + 1, ptrs + 2 + w.argc, fds);
+      worker_detachable_ = (v.flags & kExecDetach) != 0;
+      launch(v, fds, buf, length);
     }
     for (int i = 0; i < nfds; ++i) close(fds[i]);
     munmap(buf, map_len);
   }
 
-  void launch(const char* cwd, char* const* argv, char* const* envp, const int* stdio) {
-    int report[2];
-    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, report) != 0) {
-      return fail_exec("socketpair", errno, "");
-    }
-    // posix_spawn's technique: the worker borrows init's memory (CLONE_VM) on a stack of its
-    // own, and init waits (CLONE_VFORK) until it has exec'd or exited. No page tables are
-    // copied, and no malloc or atfork handler runs. Credentials, rlimits, seccomp, signal
-    // handlers, cwd and the fd table all stay per-task, so nothing the worker changes about
-    // itself reaches init.
-    SpawnContext ctx{&plan_, {cwd, argv, envp, {stdio[0], stdio[1], stdio[2]}, report[1]}, report[0]};
-    pid_t pid;
-    if (plan_.interpret && strcmp(argv[0], plan_.interpreter_path.c_str()) == 0 && plan_.interpret_accepts(argv)) {
-      // A zygote sandbox's interpreter: the worker needs memory of its own to run it in, so
-      // this is a real fork. corral-init is a fork of a single-threaded template, so no lock
-      // can be held across it.
-      ctx.args.interpret = true;
-      worker_interprets_ = true;
-      pid = fork();
-      if (pid == 0) worker_entry(&ctx);
-    } else {
-      worker_interprets_ = false;
-      pid = clone(worker_entry, worker_stack_ + kWorkerStack, CLONE_VM | CLONE_VFORK | SIGCHLD, &ctx);
+  void launch(const ExecRequestView& v, const int* stdio, const char* request, uint32_t length) {
+    worker_interprets_ = interprets(plan_, v.argv);
+    int report_fd = -1;
+    pid_t pid = -1;
+    if (prepared_ > 0) {
+      // The prepared worker gets the request as it came, with the stdio fds.
+      if (send_frame(prepared_sock_, Frame::kExec, request, length, stdio, 3) == 0) {
+        pid = prepared_;
+        report_fd = prepared_sock_;
+      } else {
+        kill(prepared_, SIGKILL);  // reaped as any other child
+        close(prepared_sock_);
+        preparing_ok_ = false;
+      }
+      prepared_ = 0;
+      prepared_sock_ = -1;
     }
     if (pid < 0) {
-      int e = errno;
-      close(report[0]);
+      int report[2];
+      if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, report) != 0) {
+        return fail_exec("socketpair", errno, "");
+      }
+      // posix_spawn's technique: the worker borrows init's memory (CLONE_VM) on a stack of
+      // its own, and init waits (CLONE_VFORK) until it has exec'd or exited. No page tables
+      // are copied, and no malloc or atfork handler runs. Credentials, rlimits, seccomp,
+      // signal handlers, cwd and the fd table all stay per-task, so nothing the worker
+      // changes about itself reaches init.
+      SpawnContext ctx{&plan_, {v.cwd, v.argv, v.envp, {stdio[0], stdio[1], stdio[2]}, report[1]}, report[0]};
+      if (worker_interprets_) {
+        // A zygote sandbox's interpreter: the worker needs memory of its own to run it in,
+        // so this is a real fork. corral-init is a fork of a single-threaded template, so
+        // no lock can be held across it.
+        ctx.args.interpret = true;
+        pid = fork();
+        if (pid == 0) worker_entry(&ctx);
+      } else {
+        pid = clone(worker_entry, worker_stack_ + kWorkerStack, CLONE_VM | CLONE_VFORK | SIGCHLD, &ctx);
+      }
       close(report[1]);
-      return fail_exec("clone worker", e, "");
+      if (pid < 0) {
+        int e = errno;
+        close(report[0]);
+        return fail_exec("clone worker", e, "");
+      }
+      report_fd = report[0];
     }
-    close(report[1]);
     worker_ = pid;
     bool failed = false;
     // The worker sends its seccomp listener, then either execs (the socket closes on exec)
@@ -207,7 +216,7 @@ class Init {
       FrameHeader h;
       int fds[kMaxFds];
       int nfds = 0;
-      if (recv_header(report[0], &h, fds, &nfds) != 0) break;
+      if (recv_header(report_fd, &h, fds, &nfds) != 0) break;
       if (h.type == kWorkerListener && nfds == 1) {
         close_fd(&listener_);
         listener_ = fds[0];
@@ -215,14 +224,58 @@ class Init {
       }
       for (int i = 0; i < nfds; ++i) close(fds[i]);
       ErrorPayload e;
-      if (h.type == kWorkerFailed && h.length == sizeof e && read_full(report[0], &e, sizeof e) == 0) {
+      if (h.type == kWorkerFailed && h.length == sizeof e && read_full(report_fd, &e, sizeof e) == 0) {
         send_frame(kCtlFd, Frame::kExecFailed, &e, sizeof e);
         failed = true;
       }
       break;
     }
-    close(report[0]);
+    close(report_fd);
     if (!failed) send_frame(kCtlFd, Frame::kExecStarted, nullptr, 0);
+  }
+
+  // A worker prepared ahead of the next request (run_prepared_worker): forked, set up and
+  // filtered while the sandbox is idle, so that an exec request costs only its stdio, cwd
+  // and execve. Made only while no exec and no detached program runs (see worker.h), at
+  // most one at a time, and not after one has died unused (the next exec then clones a
+  // worker that reports why).
+  void prepare_worker() {
+    prepare_at_ = {};
+    if (!preparing_ok_ || !plan_.prepared_worker_allowed || prepared_ > 0 || worker_ > 0 || detached_ > 0) return;
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) return;
+    // A zygote sandbox's init is a fork of a single-threaded template: glibc's fork. A cold
+    // one is a clone of a possibly multi-threaded supervisor, whose locks (malloc's, which
+    // glibc's fork takes) may have been held by threads that do not exist here: a raw fork.
+    pid_t pid = plan_.interpret ? fork() : static_cast<pid_t>(syscall(SYS_clone, SIGCHLD, 0, 0, 0, 0));
+    if (pid == 0) {
+      close(sv[0]);
+      run_prepared_worker(plan_, sv[1]);
+    }
+    close(sv[1]);
+    if (pid < 0) {
+      close(sv[0]);
+      return;
+    }
+    prepared_ = pid;
+    prepared_sock_ = sv[0];
+  }
+
+  // After an exec: the next worker is prepared once the sandbox has been idle for a moment,
+  // so that a sandbox destroyed right after its exec (a pool's, by default) never makes one.
+  void prepare_later() {
+    if (!preparing_ok_ || !plan_.prepared_worker_allowed) return;
+    clock_gettime(CLOCK_MONOTONIC, &prepare_at_);
+    prepare_at_.tv_nsec += kPrepareDelayMs * 1'000'000L;
+    if (prepare_at_.tv_nsec >= 1'000'000'000L) prepare_at_.tv_sec++, prepare_at_.tv_nsec -= 1'000'000'000L;
+  }
+
+  int prepare_timeout_ms() const {
+    if (prepare_at_.tv_sec == 0 && prepare_at_.tv_nsec == 0) return -1;
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    long ms = (prepare_at_.tv_sec - now.tv_sec) * 1000 + (prepare_at_.tv_nsec - now.tv_nsec) / 1'000'000;
+    return ms < 0 ? 0 : static_cast<int>(ms);
   }
 
   void reap() {
@@ -236,6 +289,11 @@ class Init {
       struct rusage ru;
       pid_t p = wait4(-1, &st, WNOHANG, &ru);
       if (p <= 0) break;
+      if (p == prepared_) {  // died unused: set-up failed, or it was killed
+        prepared_ = 0;
+        close_fd(&prepared_sock_);
+        preparing_ok_ = false;
+      }
       if (p == detached_) {
         detached_ = 0;
         detached_exited = true;
@@ -250,7 +308,10 @@ class Init {
       }
     }
     // What a detached program left behind ends with it when no exec is running.
-    if (detached_exited && worker_ == 0) end_all_but_detached();
+    if (detached_exited && worker_ == 0) {
+      end_all_but_detached();
+      prepare_later();
+    }
     if (!done) return;
     if (worker_interprets_) {
       // Its memory may live on in a holder (see hold_memory in worker.cc): every process of
@@ -261,6 +322,7 @@ class Init {
       send_frame(kCtlFd, Frame::kExited, &exit_, sizeof exit_);
       end_all_but_detached();
       close_fd(&listener_);
+      prepare_later();
       return;
     }
     // An exec's processes end with it: daemons, double forks and stragglers included (the
@@ -269,6 +331,7 @@ class Init {
     close_fd(&listener_);
     worker_ = 0;
     send_frame(kCtlFd, Frame::kExited, &exit_, sizeof exit_);
+    prepare_later();
   }
 
   void relay_violation(int* listener) {
@@ -391,6 +454,10 @@ class Init {
   pid_t worker_ = 0;
   bool worker_detachable_ = false;
   bool worker_interprets_ = false;  // the worker runs the zygote's interpreter (a real fork)
+  pid_t prepared_ = 0;          // the worker prepared for the next request, 0 if none
+  int prepared_sock_ = -1;      // init's end of its request socket
+  bool preparing_ok_ = true;    // false once one died unused
+  struct timespec prepare_at_ = {};  // when to prepare one, {} if not due
   pid_t detached_ = 0;          // the detached program (kDetach), 0 if none
   int detached_listener_ = -1;  // its seccomp listener
   ExitPayload exit_ = {};

@@ -2,11 +2,40 @@
 // clone3; the zygote template does it before each fork of itself).
 #include "runtime/launch_plan.h"
 
+#include <linux/audit.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+
+#include <initializer_list>
 
 #include "runtime/rlimits.h"
+#include "seccomp/simulate.h"
 
 namespace corral::runtime {
+namespace {
+
+struct Call {
+  int nr;
+  uint64_t args[6];
+};
+
+// Whether `filter` allows every one of `calls` (x86_64, with those arguments).
+bool filter_allows(const std::vector<struct sock_filter>& filter, std::initializer_list<Call> calls) {
+  for (const Call& c : calls) {
+    struct seccomp_data d = {};
+    d.nr = c.nr;
+    d.arch = AUDIT_ARCH_X86_64;
+    for (int i = 0; i < 6; ++i) d.args[i] = c.args[i];
+    auto ret = seccomp::simulate(filter, d);
+    if (!ret.ok() || (*ret & SECCOMP_RET_ACTION_FULL) != SECCOMP_RET_ALLOW) return false;
+  }
+  return true;
+}
+
+}  // namespace
 
 // The image's WorkingDir applies unless the policy chose a workdir of its own.
 std::string workdir_for(const Policy& policy, const rootfs::Rootfs& rootfs) {
@@ -73,6 +102,21 @@ StatusOr<std::unique_ptr<LaunchPlan>> build_plan(const Policy& policy, const std
   if (!p.empty_caps) return SysError("cap_init");
   p.last_cap = static_cast<int>(cap_max_bits()) - 1;
   p.rlimits = rlimits_for(l, has_cgroup);
+  const auto& f = p.seccomp->filter;
+  p.holder_allowed = filter_allows(f, {{SYS_clone, {CLONE_VM | SIGCHLD}}, {SYS_pause, {}}});
+  // What a prepared worker calls between its request and execve (protocol.cc's framing,
+  // worker.cc's decoding), with the arguments it passes where a profile may look at them.
+  p.prepared_worker_allowed = filter_allows(
+      f, {{SYS_recvmsg, {3, 0, MSG_CMSG_CLOEXEC}},
+          {SYS_read, {3}},
+          {SYS_mmap, {0, 1, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, static_cast<uint64_t>(-1), 0}},
+          {SYS_dup3, {4, 0, 0}},
+          {SYS_close, {4}},
+          {SYS_chdir, {}},
+          {SYS_execve, {}},
+          {SYS_sendmsg, {3, 0, MSG_NOSIGNAL}},
+          {SYS_write, {3}},
+          {SYS_exit_group, {}}});
   return plan;
 }
 

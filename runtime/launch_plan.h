@@ -93,6 +93,12 @@ struct LaunchPlan {
     rlim_t value;
   };
   std::vector<Rlimit> rlimits;
+  // What the filter lets a worker still do once it is installed (seccomp/simulate.h), worked
+  // out here once: the memory holder (clone(CLONE_VM) and pause; see worker.cc), and a worker
+  // prepared ahead of its request (recvmsg, read, mmap, dup3, chdir, execve, ...; see
+  // run_prepared_worker in worker.h).
+  bool holder_allowed = false;
+  bool prepared_worker_allowed = false;
 };
 
 // Every namespace but the cgroup one, which corral-init unshares once it is in its cgroup.

@@ -2,9 +2,9 @@
 
 #include <fcntl.h>
 #include <linux/limits.h>
-#include <linux/audit.h>
 #include <linux/seccomp.h>
 #include <sched.h>
+#include <sys/mman.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -17,9 +17,9 @@
 
 #include "runtime/caps.h"
 #include "runtime/fds.h"
+#include "runtime/protocol.h"
 #include "runtime/rlimits.h"
 #include "runtime/seccomp_install.h"
-#include "seccomp/simulate.h"
 
 namespace corral::runtime {
 namespace {
@@ -84,44 +84,18 @@ void exec_program(char* const* argv, char* const* envp) {
 // credentials and seccomp filter, no stdio) and just waits: the worker's own exit is then
 // quick, and corral-init, which kills every process of the exec at its end, answers before
 // it waits for the holder to take the memory down. The holder runs no code of the program's.
+// Only where the filter allows clone and pause (LaunchPlan::holder_allowed).
 alignas(16) char g_holder_stack[16384];
 
 int hold_memory(void*) {
   for (;;) syscall(SYS_pause);
 }
 
-// Whether the filter lets the holder be made and wait: clone(CLONE_VM | SIGCHLD) and pause
-// both allowed (a profile that denies either, or kills for it, gets the plain _exit).
-bool holder_allowed(const LaunchPlan& plan) {
-  if (!plan.seccomp) return true;
-  for (const auto& [nr, arg0] : {std::pair<int, uint64_t>{SYS_clone, CLONE_VM | SIGCHLD}, {SYS_pause, 0}}) {
-    struct seccomp_data d = {};
-    d.nr = nr;
-    d.arch = AUDIT_ARCH_X86_64;
-    d.args[0] = arg0;
-    auto ret = seccomp::simulate(plan.seccomp->filter, d);
-    if (!ret.ok() || (*ret & SECCOMP_RET_ACTION_FULL) != SECCOMP_RET_ALLOW) return false;
-  }
-  return true;
-}
-
-}  // namespace
-
-void run_worker(const LaunchPlan& plan, const WorkerArgs& args) {
+// After stdio (and, for run_worker, the cwd): rlimits, no_new_privs, capabilities, the
+// sandbox user, every fd above the report socket (fd 3) closed, dumpability, and last the
+// filter, whose listener (if any) goes to init over the report socket.
+void drop_privileges_and_filter(const LaunchPlan& plan, int report, bool dumpable) {
   ErrorPayload err;
-  int report = args.report_fd;
-  reset_signals();
-  if (setsid() < 0) make_error(&err, "setsid", errno, ""), report_and_exit(report, err);
-
-  for (int i = 0; i < 3; ++i) {
-    if (dup2(args.stdio[i], i) < 0) make_error(&err, "dup2 stdio", errno, ""), report_and_exit(report, err);
-  }
-  // The report socket moves to fd 3 (close-on-exec); everything above it is closed below.
-  if (report != 3) {
-    if (dup3(report, 3, O_CLOEXEC) < 0) make_error(&err, "dup3 report", errno, ""), report_and_exit(report, err);
-    report = 3;
-  }
-  if (chdir(args.cwd) != 0) make_error(&err, "chdir", errno, args.cwd), report_and_exit(report, err);
   if (apply_rlimits(plan, &err) != 0) report_and_exit(report, err);
 
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
@@ -142,22 +116,25 @@ void run_worker(const LaunchPlan& plan, const WorkerArgs& args) {
   // dumpability anyway). A program exec'd here is dumpable again after execve; so is this
   // one, or its own /proc/self files would be closed to it. Nothing it could expose is
   // secret: its memory is the template's (see zygote.h).
-  if (args.interpret && prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) != 0) {
+  if (dumpable && prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) != 0) {
     make_error(&err, "set dumpable", errno, ""), report_and_exit(report, err);
   }
-  const bool hold = args.interpret && holder_allowed(plan);
   int listener = install_seccomp(plan, &err);
   if (listener == -1) report_and_exit(report, err);
   if (listener >= 0) {
     if (send_frame(report, static_cast<Frame>(kWorkerListener), nullptr, 0, &listener, 1) != 0) _exit(127);
     close(listener);
   }
-  if (args.interpret) {
+}
+
+[[noreturn]] void run_program(const LaunchPlan& plan, char* const* argv, char* const* envp, const char* cwd,
+                              int report, bool interpret) {
+  if (interpret) {
     // The report socket closes as it would on execve: init then reports the exec started.
     close(report);
-    int status = plan.interpret(args.argv, args.envp, args.cwd);
+    int status = plan.interpret(argv, envp, cwd);
     if (status >= 0) {
-      if (hold) {
+      if (plan.holder_allowed) {
         for (int fd = 0; fd < 3; ++fd) close(fd);  // the output ends here, not with the holder
         clone(hold_memory, g_holder_stack + sizeof g_holder_stack, CLONE_VM | SIGCHLD, nullptr);
       }
@@ -165,12 +142,98 @@ void run_worker(const LaunchPlan& plan, const WorkerArgs& args) {
     }
     // Not an argv the interpreter serves: exec it like any other program. The report
     // socket is gone, so a failure can only be an exit status (127, as a shell reports it).
-    exec_program(args.argv, args.envp);
+    exec_program(argv, envp);
     _exit(127);
   }
-  exec_program(args.argv, args.envp);
-  make_error(&err, "execve", errno, args.argv[0]);
+  exec_program(argv, envp);
+  ErrorPayload err;
+  make_error(&err, "execve", errno, argv[0]);
   report_and_exit(report, err);
+}
+
+}  // namespace
+
+bool interprets(const LaunchPlan& plan, char* const* argv) {
+  return plan.interpret && strcmp(argv[0], plan.interpreter_path.c_str()) == 0 && plan.interpret_accepts(argv);
+}
+
+size_t exec_buffer_size(uint32_t length) { return length + 2 * sizeof(char*) * (length / 2 + 2) + 64; }
+
+bool decode_exec_request(char* buf, uint32_t length, ExecRequestView* out) {
+  if (length < sizeof(ExecWire)) return false;
+  ExecWire w;
+  memcpy(&w, buf, sizeof w);
+  char* strings = buf + sizeof w;
+  const size_t slen = length - sizeof w;
+  if (w.strings_len != slen || slen == 0 || strings[slen - 1] != '\0' || w.argc < 1) return false;
+  // ptrs: [cwd, argv..., NULL, envp..., NULL]
+  char** ptrs = reinterpret_cast<char**>(buf + ((length + 15) & ~size_t{15}));
+  const size_t needed = 1 + size_t{w.argc} + w.envc;
+  size_t count = 0;
+  for (size_t off = 0; off < slen && count <= needed; off += strlen(strings + off) + 1) {
+    if (count < needed) ptrs[count + (count > w.argc ? 1 : 0)] = strings + off;
+    ++count;
+  }
+  if (count != needed) return false;
+  ptrs[1 + w.argc] = nullptr;
+  ptrs[2 + w.argc + w.envc] = nullptr;
+  *out = {ptrs[0], ptrs + 1, ptrs + 2 + w.argc, w.flags};
+  return true;
+}
+
+void run_worker(const LaunchPlan& plan, const WorkerArgs& args) {
+  ErrorPayload err;
+  int report = args.report_fd;
+  reset_signals();
+  if (setsid() < 0) make_error(&err, "setsid", errno, ""), report_and_exit(report, err);
+
+  for (int i = 0; i < 3; ++i) {
+    if (dup2(args.stdio[i], i) < 0) make_error(&err, "dup2 stdio", errno, ""), report_and_exit(report, err);
+  }
+  // The report socket moves to fd 3 (close-on-exec); everything above it is closed below.
+  if (report != 3) {
+    if (dup3(report, 3, O_CLOEXEC) < 0) make_error(&err, "dup3 report", errno, ""), report_and_exit(report, err);
+    report = 3;
+  }
+  if (chdir(args.cwd) != 0) make_error(&err, "chdir", errno, args.cwd), report_and_exit(report, err);
+  drop_privileges_and_filter(plan, report, args.interpret);
+  run_program(plan, args.argv, args.envp, args.cwd, report, args.interpret);
+}
+
+void run_prepared_worker(const LaunchPlan& plan, int sock) {
+  ErrorPayload err;
+  int report = sock;
+  reset_signals();
+  if (setsid() < 0) make_error(&err, "setsid", errno, ""), report_and_exit(report, err);
+  // fd 3 is init's control socket in this copy of its fd table: the request socket takes
+  // its place, and every fd above it (the rest of init's) is closed with the privileges.
+  if (report != 3) {
+    if (dup3(report, 3, O_CLOEXEC) < 0) make_error(&err, "dup3 report", errno, ""), report_and_exit(report, err);
+    report = 3;
+  }
+  drop_privileges_and_filter(plan, report, plan.interpret != nullptr);
+
+  // Waiting for the request. stdio is init's /dev/null until then.
+  FrameHeader h;
+  int fds[kMaxFds];
+  int nfds = 0;
+  if (recv_header(report, &h, fds, &nfds) != 0) _exit(0);  // init let it go unused
+  if (h.type != static_cast<uint32_t>(Frame::kExec) || nfds != 3) {
+    make_error(&err, "decode exec request", EPROTO, ""), report_and_exit(report, err);
+  }
+  void* map = mmap(nullptr, exec_buffer_size(h.length), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (map == MAP_FAILED) make_error(&err, "map exec request", errno, ""), report_and_exit(report, err);
+  char* buf = static_cast<char*>(map);
+  ExecRequestView v;
+  if (read_full(report, buf, h.length) != 0 || !decode_exec_request(buf, h.length, &v)) {
+    make_error(&err, "decode exec request", EINVAL, ""), report_and_exit(report, err);
+  }
+  for (int i = 0; i < 3; ++i) {
+    if (dup3(fds[i], i, 0) < 0) make_error(&err, "dup2 stdio", errno, ""), report_and_exit(report, err);
+    close(fds[i]);
+  }
+  if (chdir(v.cwd) != 0) make_error(&err, "chdir", errno, v.cwd), report_and_exit(report, err);
+  run_program(plan, v.argv, v.envp, v.cwd, report, interprets(plan, v.argv));
 }
 
 }  // namespace corral::runtime

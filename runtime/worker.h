@@ -15,7 +15,20 @@
 //
 // Runs in a process cloned from corral-init that shares its memory until execve (CLONE_VM |
 // CLONE_VFORK); must not allocate.
+//
+// A prepared worker (run_prepared_worker) takes the same steps in the same order, but ahead
+// of its request: corral-init forks it while the sandbox is idle, and it waits, its filter
+// installed, for the request that names stdio, cwd and argv. Only those three steps remain
+// when the request comes, after seccomp: the filter must allow them (LaunchPlan::
+// prepared_worker_allowed), or init does not prepare workers for the sandbox. Its memory is a
+// copy of init's; it waits non-dumpable (so no process of the sandbox user can read it),
+// while no other process of the sandbox user exists (init prepares one only when no exec
+// and no detached program is running); a zygote sandbox's waits dumpable like its
+// interpreting workers, its memory being the template's (see zygote.h).
 #pragma once
+
+#include <cstddef>
+#include <cstdint>
 
 #include "runtime/launch_plan.h"
 
@@ -35,5 +48,26 @@ inline constexpr uint32_t kWorkerListener = 100;  // carries the seccomp listene
 inline constexpr uint32_t kWorkerFailed = 101;    // ErrorPayload; the worker then exits
 
 [[noreturn]] void run_worker(const LaunchPlan& plan, const WorkerArgs& args);
+
+// Forked by corral-init with one end of a socket pair: sets itself up as run_worker does,
+// sends its seccomp listener, then reads one kExec frame from `sock` (the supervisor's
+// request as init received it, with the three stdio fds) and runs it. Exits quietly if the
+// socket closes first.
+[[noreturn]] void run_prepared_worker(const LaunchPlan& plan, int sock);
+
+// An exec request's payload (ExecWire, then the strings), decoded in place: `buf` holds the
+// `length` payload bytes and has room for exec_buffer_size(length) in all; the pointer
+// arrays go after the payload. False if it is malformed. Allocation-free.
+struct ExecRequestView {
+  const char* cwd;
+  char* const* argv;
+  char* const* envp;
+  uint32_t flags;
+};
+size_t exec_buffer_size(uint32_t length);
+bool decode_exec_request(char* buf, uint32_t length, ExecRequestView* out);
+
+// Whether an exec of `argv` in this sandbox runs in its zygote's interpreter.
+bool interprets(const LaunchPlan& plan, char* const* argv);
 
 }  // namespace corral::runtime
