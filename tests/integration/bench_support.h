@@ -11,8 +11,11 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 extern char** environ;
 
@@ -43,6 +46,21 @@ inline double median(std::vector<double> v) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
+}
+
+// One row of tools/bench's table of every peer, appended as a JSON line to the file named by
+// CORRAL_BENCH_ROWS (nothing without it): the samples' min/median/max, the median of bare
+// python measured in the same loop, and how the row was measured.
+inline void record_peer_row(const std::string& what, const std::vector<double>& ms, double bare_median_ms,
+                            const std::string& how) {
+  const char* path = getenv("CORRAL_BENCH_ROWS");
+  if (!path || !*path || ms.empty()) return;
+  std::vector<double> v = ms;
+  std::sort(v.begin(), v.end());
+  nlohmann::json j = {{"what", what},       {"min", v.front()},         {"median", v[v.size() / 2]},
+                      {"max", v.back()},    {"runs", v.size()},         {"bare_median", bare_median_ms},
+                      {"how", how}};
+  std::ofstream(path, std::ios::app) << j.dump() << "\n";
 }
 
 // Bare: posix_spawn + wait, stdout to /dev/null, as hyperfine -N would. Returns the time in

@@ -152,6 +152,9 @@ TEST_F(PoolBench, DISABLED_LatencyAndMemory) {
            "create errors: %d.\n\n",
            overhead[0], failures, create_errors);
   md << buf;
+  record_peer_row("corral pooled (acquire + exec)", total_ms, median(bare),
+                  "`Pool::acquire` from an idle pool + `Executor::exec` of `/usr/bin/python3 -c 'print(1)'`, in process "
+                  "(tests/integration/pool_bench_test.cc), alternating with bare posix_spawn + wait");
 
   // --- 200 idle sandboxes ---------------------------------------------------------------------
   struct rlimit nofile;
@@ -205,8 +208,9 @@ TEST_F(PoolBench, DISABLED_LatencyAndMemory) {
   md << row("processes' RSS", rss, "MiB", "`Rss` (same files; shared pages counted in full)");
   md << row("cgroup memory", cg, "MiB", "`memory.usage_in_bytes` (v1) / `memory.current` (v2) of the sandbox cgroup");
   md << row("USS + cgroup", per_total, "MiB", "");
-  md << "\nAn idle sandbox runs no interpreter (corral-init alone), so all of this is beyond the "
-        "interpreter's own pages. Kernel memory outside the cgroup (namespaces, mount tables) is not included.\n";
+  md << "\nAn idle sandbox runs no interpreter (corral-init and the exec worker it prepared, both copies of the "
+        "supervisor), so all of this is beyond the interpreter's own pages. Kernel memory outside the cgroup "
+        "(namespaces, mount tables) is not included.\n";
   auto t1 = Clock::now();
   (*big)->shutdown();
   snprintf(buf, sizeof buf, "\nShutdown (destroying all %zu): %.0f ms.\n", st.idle, ms_since(t1));
@@ -218,6 +222,55 @@ TEST_F(PoolBench, DISABLED_LatencyAndMemory) {
   }
   printf("%s", text.c_str());
   EXPECT_TRUE(warm.ok()) << warm.to_string();
+}
+
+}  // namespace
+}  // namespace corral::testing
+
+namespace corral::testing {
+namespace {
+
+// Where a pooled exec's time over bare goes: in one sandbox made beforehand, `/bin/true` and
+// `python3 -c pass` alternate with the same argv spawned bare, CORRAL_BENCH_RUNS pairs each
+// (default 200), each exec after CORRAL_BENCH_IDLE_MS (default 30) of idleness (time for
+// corral-init to prepare the next worker; 0: back to back). Prints medians and the median of
+// the paired differences; never asserts on time.
+TEST_F(PoolBench, DISABLED_ExecOverhead) {
+  const size_t runs = env_count("CORRAL_BENCH_RUNS", 200);
+  const size_t idle_ms = env_count("CORRAL_BENCH_IDLE_MS", 30);
+  auto sb = executor_.create(SandboxSpec{});
+  ASSERT_TRUE(sb.ok()) << sb.status().to_string();
+  for (std::vector<std::string> argv : {std::vector<std::string>{"/bin/true"},
+                                        std::vector<std::string>{"/usr/bin/python3", "-c", "pass"}}) {
+    std::vector<char*> raw;
+    for (auto& a : argv) raw.push_back(a.data());
+    raw.push_back(nullptr);
+    ExecRequest req;
+    req.argv = argv;
+    std::vector<double> bare, in_sandbox, diff;
+    for (size_t i = 0; i < runs + 5; ++i) {
+      if (idle_ms) {
+        usleep(static_cast<useconds_t>(idle_ms * 1000));
+        for (auto t = Clock::now(); ms_since(t) < 2;) {
+        }  // this CPU awake again before either is timed
+      }
+      // Alternating which goes first: the first after the pause pays for waking up.
+      double b = i % 2 ? bare_run_ms(raw.data()) : 0;
+      auto t0 = Clock::now();
+      auto r = executor_.exec(**sb, req);
+      double e = ms_since(t0);
+      if (i % 2 == 0) b = bare_run_ms(raw.data());
+      ASSERT_TRUE(r.ok() && r->status() == ExecStatus::kOk);
+      if (i < 5) continue;
+      bare.push_back(b);
+      in_sandbox.push_back(e);
+      diff.push_back(e - b);
+    }
+    printf("%s: bare %.3f ms, exec in a pre-created sandbox %.3f ms, paired difference %.3f ms (medians of %zu, "
+           "%zu ms idle before each)\n",
+           argv.back().c_str(), median(bare), median(in_sandbox), median(diff), runs, idle_ms);
+  }
+  executor_.destroy(**sb);
 }
 
 }  // namespace

@@ -145,6 +145,12 @@ TEST(DISABLED_ZygoteBench, Python) {
   Timed p1 = pre_created(ex, "python", "print(1)", runs);
   emit("`print(1)`: corral zygote, pre-created sandbox", p1);
   emit("`print(1)`: corral cold, pre-created sandbox", pre_created(ex, "", "print(1)", runs));
+  const std::string how = "in process (tests/integration/zygote_bench_test.cc), against bare posix_spawn + wait "
+                          "in the same process";
+  record_peer_row("corral zygote, one-shot (create + exec + destroy)", z1.ms, median(b1.ms),
+                  "`NativeExecutor::run_once` with the python zygote, " + how);
+  record_peer_row("corral zygote, pre-created sandbox (exec)", p1.ms, median(b1.ms),
+                  "`NativeExecutor::exec` in a zygote sandbox made beforehand, " + how);
 
   const size_t slow_runs = std::max<size_t>(5, runs / 5);
   Timed bp = bare(kPandas, slow_runs);
