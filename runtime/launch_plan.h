@@ -81,6 +81,9 @@ struct LaunchPlan {
   InterpretFn interpret = nullptr;
   using AcceptsFn = bool (*)(char* const* argv);  // allocation-free: init calls it
   AcceptsFn interpret_accepts = nullptr;
+  // Run by a prepared worker (see worker.h) after its filter, before it waits for a request.
+  using PrepareFn = void (*)();
+  PrepareFn interpret_prepare = nullptr;
   std::string interpreter_path;
 
   // Exec-time settings shared by every exec in this sandbox.

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <linux/limits.h>
 #include <linux/seccomp.h>
+#include <poll.h>
 #include <sched.h>
 #include <sys/mman.h>
 #include <signal.h>
@@ -212,6 +213,9 @@ void run_prepared_worker(const LaunchPlan& plan, int sock) {
     report = 3;
   }
   drop_privileges_and_filter(plan, report, plan.interpret != nullptr);
+  // Unless the request is here already (it then waits for no rehearsal).
+  struct pollfd pending = {report, POLLIN, 0};
+  if (plan.interpret_prepare && poll(&pending, 1, 0) == 0) plan.interpret_prepare();
 
   // Waiting for the request. stdio is init's /dev/null until then.
   FrameHeader h;

@@ -165,7 +165,10 @@ def _adopt_import_hooks():
         if adopt is not None:
             adopt()
 
-def run(args, env):
+def run(args, env, warm=False):
+    # warm: a rehearsal in a prepared worker (python_prepare), with `pass`: it takes the
+    # path a real run takes, so the template pages that path writes are copied before the
+    # request instead of during it; the atexit functions are left for the real run.
     # The exec's environment: the C library's is the exec's array already (python_interpret);
     # os.environ (and os.environb, the same dict) as python3 builds it from that array.
     data = os.environ._data
@@ -235,7 +238,8 @@ def run(args, env):
         sys.excepthook(t, v, tb)
         rc = 1
     try:
-        atexit._run_exitfuncs()
+        if not warm:
+            atexit._run_exitfuncs()
     except BaseException:
         pass
     for s in (sys.stdout, sys.stderr):
@@ -384,19 +388,46 @@ bool python_accepts(char* const* argv) {
   return false;
 }
 
-int python_interpret(char* const* argv, char* const* envp, const char* /*cwd: the worker's chdir*/) {
-  if (!g_run || !python_accepts(argv)) return -1;
+// What a fork of the template runs once before its first program: what PyOS_AfterFork_Child
+// and the at-fork hooks would (after_fork), and numpy's generator reseeded. 0 until it has
+// run, 1 after, -errno if numpy's generator could get no randomness.
+int g_settled = 0;
+
+void settle_child() {
   PyOS_AfterFork_Child();
-  // The C library's environment is the exec's, as after an execve (the array lives as long
-  // as this process); run() makes os.environ from the same entries.
-  environ = const_cast<char**>(envp);
   if (g_numpy_state && !reseed_numpy()) {
-    fprintf(stderr, "corral-zygote: no randomness for numpy's generator: %s\n", strerror(errno));
-    return 1;
+    g_settled = -errno;
+    return;
   }
   PyObject* done = PyObject_CallNoArgs(g_after_fork);
   if (!done) PyErr_Print();
   Py_XDECREF(done);
+  g_settled = 1;
+}
+
+void python_prepare() {
+  if (!g_run) return;
+  settle_child();
+  if (g_settled != 1) return;
+  PyObject* args = Py_BuildValue("[ss]", "-c", "pass");
+  PyObject* env = PyList_New(0);
+  PyObject* r = args && env ? PyObject_CallFunctionObjArgs(g_run, args, env, Py_True, nullptr) : nullptr;
+  if (!r) PyErr_Clear();
+  Py_XDECREF(r);
+  Py_XDECREF(args);
+  Py_XDECREF(env);
+}
+
+int python_interpret(char* const* argv, char* const* envp, const char* /*cwd: the worker's chdir*/) {
+  if (!g_run || !python_accepts(argv)) return -1;
+  if (g_settled == 0) settle_child();
+  // The C library's environment is the exec's, as after an execve (the array lives as long
+  // as this process); run() makes os.environ from the same entries.
+  environ = const_cast<char**>(envp);
+  if (g_settled < 0) {
+    fprintf(stderr, "corral-zygote: no randomness for numpy's generator: %s\n", strerror(-g_settled));
+    return 1;
+  }
   PyObject* args = str_list(argv + 1);
   PyObject* env = bytes_list(envp);
   int rc = 1;

@@ -22,4 +22,10 @@ bool python_accepts(char* const* argv);
 // in a fresh __main__, with `envp` as os.environ. Returns the exit status.
 int python_interpret(char* const* argv, char* const* envp, const char* cwd);
 
+// In a prepared worker (see worker.h), after every isolation step and before its request:
+// what python_interpret would do first in any fork of the template (after-fork hooks,
+// numpy reseeded), then a rehearsal of a run of `pass`, so that the pages of the template
+// that a run writes are copied then rather than while the request waits.
+void python_prepare();
+
 }  // namespace corral::runtime

@@ -125,6 +125,7 @@ StatusOr<std::unique_ptr<LaunchPlan>> plan_for(const ZygoteOptions& options, con
   LaunchPlan& p = **plan;
   p.interpret = &python_interpret;
   p.interpret_accepts = &python_accepts;
+  p.interpret_prepare = &python_prepare;
   p.interpreter_path = options.interpreter;
   return plan;
 }

@@ -76,14 +76,17 @@ class Zygote : public SandboxTest {
     return p.ok() ? *p : Policy{};
   }
 
-  // One zygote sandbox, one exec; `forked` says whether the zygote made it.
+  // One zygote sandbox, one exec; `forked` says whether the zygote made it. `idle_ms`: how
+  // long the sandbox waits before the exec (long enough, and the exec is served by a worker
+  // corral-init prepared and rehearsed meanwhile; see runtime/worker.h).
   ExecResult zrun(const std::vector<std::string>& argv, const Policy& p, bool* forked = nullptr,
-                  const std::string& language = "python") {
+                  const std::string& language = "python", int idle_ms = 0) {
     SandboxSpec spec{p, language};
     auto sb = shared_->create(spec);
     EXPECT_TRUE(sb.ok()) << sb.status().to_string();
     if (!sb.ok()) return {};
     if (forked) *forked = NativeExecutor::from_zygote(**sb);
+    if (idle_ms) usleep(idle_ms * 1000);
     ExecRequest req;
     req.argv = argv;
     auto r = shared_->exec(**sb, req);
@@ -453,6 +456,40 @@ TEST_F(Zygote, ForksInTheProgramWorkAsInPython) {
 
 // os.environ, os.environb and the C library's environment are the exec's, and changes to
 // os.environ reach programs the code starts, as in python3.
+// A sandbox that waited before its exec is served by a prepared worker that rehearsed a run
+// of `pass` (python_prepare): the program still sees only its own argv, environment,
+// __main__ and randomness, and its atexit functions run (the rehearsal runs none).
+TEST_F(Zygote, APreparedWorkerRunsLikeAFreshFork) {
+  const std::string code =
+      "import atexit, os, random, sys, numpy\n"
+      "atexit.register(lambda: print('atexit ran'))\n"
+      "print(sys.argv, __name__, sorted(k for k in vars(sys.modules['__main__']) if not k.startswith('__')))\n"
+      "print(os.environ.get('PROBE'), 'PYTHONDONTWRITEBYTECODE' in os.environ)\n"
+      "print(random.random(), numpy.random.rand())\n"
+      "sys.exit(4)\n";
+  const Policy p = python_policy(", \"env\": {\"PROBE\": \"from-the-policy\"}");
+  std::vector<std::string> randoms;
+  for (int idle_ms : {150, 150, 0}) {
+    SCOPED_TRACE(idle_ms);
+    bool forked = false;
+    auto r = zrun({"/usr/bin/python3", "-c", code, "arg1"}, p, &forked, "python", idle_ms);
+    ASSERT_TRUE(forked);
+    EXPECT_EQ(r.exit_code, 4) << r.stderr_data;
+    std::istringstream lines(r.stdout_data);
+    std::string argv_line, env_line, random_line, atexit_line;
+    std::getline(lines, argv_line);
+    std::getline(lines, env_line);
+    std::getline(lines, random_line);
+    std::getline(lines, atexit_line);
+    EXPECT_EQ(argv_line, "['-c', 'arg1'] __main__ ['atexit', 'numpy', 'os', 'random', 'sys']");
+    EXPECT_EQ(env_line, "from-the-policy False");
+    EXPECT_EQ(atexit_line, "atexit ran");
+    randoms.push_back(random_line);
+  }
+  EXPECT_NE(randoms[0], randoms[1]);
+  EXPECT_NE(randoms[0], randoms[2]);
+}
+
 TEST_F(Zygote, EnvironmentIsTheExecs) {
   auto r = zpy(
       "import ctypes, os, subprocess\n"
