@@ -51,6 +51,18 @@ int worker_entry(void* p) {
   run_worker(*ctx->plan, ctx->args);
 }
 
+struct PreparedContext {
+  const LaunchPlan* plan;
+  int sock;
+  int close_in_child;
+};
+
+int prepared_entry(void* p) {
+  auto* ctx = static_cast<PreparedContext*>(p);
+  close(ctx->close_in_child);
+  run_prepared_worker(*ctx->plan, ctx->sock);
+}
+
 void close_fd(int* fd) {
   if (*fd >= 0) close(*fd);
   *fd = -1;
@@ -70,6 +82,9 @@ class Init {
     worker_stack_ = static_cast<char*>(
         mmap(nullptr, kWorkerStack, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0));
     if (worker_stack_ == MAP_FAILED) _exit(2);
+    prepared_stack_ = static_cast<char*>(
+        mmap(nullptr, kWorkerStack, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0));
+    if (prepared_stack_ == MAP_FAILED) _exit(2);
     if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sizes_) != 0) sizes_ = {};
     // A sandbox made ahead of its first request (a pool's) gets its first worker ready now;
     // one whose request is already here (the CLI's) is served by a worker cloned for it.
@@ -166,9 +181,20 @@ class Init {
     worker_interprets_ = interprets(plan_, v.argv);
     int report_fd = -1;
     pid_t pid = -1;
+    if (prepared_ > 0 && plan_.interpret && !worker_interprets_) {
+      // A zygote sandbox's prepared worker is a copy of the template: exec'ing another
+      // program from it would tear all that down first. A worker cloned for it is quicker;
+      // another is prepared after this exec.
+      kill(prepared_, SIGKILL);  // reaped as any other child
+      close_fd(&prepared_sock_);
+      prepared_ = 0;
+    }
     if (prepared_ > 0) {
-      // The prepared worker gets the request as it came, with the stdio fds.
-      if (send_frame(prepared_sock_, Frame::kExec, request, length, stdio, 3) == 0) {
+      // With the stdio fds: a cold sandbox's worker (sharing this memory) the request decoded
+      // here, a zygote's the request as it came (see worker.h).
+      int sent = plan_.interpret ? send_frame(prepared_sock_, Frame::kExec, request, length, stdio, 3)
+                                 : send_frame(prepared_sock_, Frame::kExec, &v, sizeof v, stdio, 3);
+      if (sent == 0) {
         pid = prepared_;
         report_fd = prepared_sock_;
       } else {
@@ -244,13 +270,19 @@ class Init {
     if (!preparing_ok_ || !plan_.prepared_worker_allowed || prepared_ > 0 || worker_ > 0 || detached_ > 0) return;
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) return;
-    // A zygote sandbox's init is a fork of a single-threaded template: glibc's fork. A cold
-    // one is a clone of a possibly multi-threaded supervisor, whose locks (malloc's, which
-    // glibc's fork takes) may have been held by threads that do not exist here: a raw fork.
-    pid_t pid = plan_.interpret ? fork() : static_cast<pid_t>(syscall(SYS_clone, SIGCHLD, 0, 0, 0, 0));
-    if (pid == 0) {
-      close(sv[0]);
-      run_prepared_worker(plan_, sv[1]);
+    // A zygote sandbox's worker is a fork of init (itself a fork of a single-threaded
+    // template, so glibc's fork is safe); a cold sandbox's shares init's memory on a stack of
+    // its own (see worker.h).
+    pid_t pid;
+    if (plan_.interpret) {
+      pid = fork();
+      if (pid == 0) {
+        close(sv[0]);
+        run_prepared_worker(plan_, sv[1]);
+      }
+    } else {
+      prepared_ctx_ = {&plan_, sv[1], sv[0]};
+      pid = clone(prepared_entry, prepared_stack_ + kWorkerStack, CLONE_VM | SIGCHLD, &prepared_ctx_);
     }
     close(sv[1]);
     if (pid < 0) {
@@ -451,6 +483,8 @@ class Init {
   int sigfd_ = -1;
   int listener_ = -1;
   char* worker_stack_ = nullptr;
+  char* prepared_stack_ = nullptr;    // a cold sandbox's prepared worker runs on it
+  PreparedContext prepared_ctx_ = {};  // what it starts from (read once, at its start)
   pid_t worker_ = 0;
   bool worker_detachable_ = false;
   bool worker_interprets_ = false;  // the worker runs the zygote's interpreter (a real fork)

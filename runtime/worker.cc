@@ -36,8 +36,10 @@ void reset_signals() {
   struct sigaction dfl = {};
   dfl.sa_handler = SIG_DFL;
   for (int sig = 1; sig < NSIG; ++sig) {
-    if (sig == SIGKILL || sig == SIGSTOP) continue;
-    sigaction(sig, &dfl, nullptr);  // fails harmlessly for the libc-reserved RT signals
+    // Not the RT signals the C library keeps for itself (sigaction refuses them, and errno
+    // is shared with init in a worker that shares its memory: see run_prepared_worker).
+    if (sig == SIGKILL || sig == SIGSTOP || (sig >= 32 && sig < SIGRTMIN)) continue;
+    sigaction(sig, &dfl, nullptr);
   }
   sigset_t none;
   sigemptyset(&none);
@@ -222,15 +224,21 @@ void run_prepared_worker(const LaunchPlan& plan, int sock) {
   int fds[kMaxFds];
   int nfds = 0;
   if (recv_header(report, &h, fds, &nfds) != 0) _exit(0);  // init let it go unused
-  if (h.type != static_cast<uint32_t>(Frame::kExec) || nfds != 3) {
+  const bool shared = plan.interpret == nullptr;  // see worker.h
+  if (h.type != static_cast<uint32_t>(Frame::kExec) || nfds != 3 || (shared && h.length != sizeof(ExecRequestView))) {
     make_error(&err, "decode exec request", EPROTO, ""), report_and_exit(report, err);
   }
-  void* map = mmap(nullptr, exec_buffer_size(h.length), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (map == MAP_FAILED) make_error(&err, "map exec request", errno, ""), report_and_exit(report, err);
-  char* buf = static_cast<char*>(map);
   ExecRequestView v;
-  if (read_full(report, buf, h.length) != 0 || !decode_exec_request(buf, h.length, &v)) {
-    make_error(&err, "decode exec request", EINVAL, ""), report_and_exit(report, err);
+  if (shared) {
+    // The request decoded in init's memory, which this worker shares: its pointers.
+    if (read_full(report, &v, sizeof v) != 0) make_error(&err, "read exec request", EPROTO, ""), report_and_exit(report, err);
+  } else {
+    void* map = mmap(nullptr, exec_buffer_size(h.length), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (map == MAP_FAILED) make_error(&err, "map exec request", errno, ""), report_and_exit(report, err);
+    char* buf = static_cast<char*>(map);
+    if (read_full(report, buf, h.length) != 0 || !decode_exec_request(buf, h.length, &v)) {
+      make_error(&err, "decode exec request", EINVAL, ""), report_and_exit(report, err);
+    }
   }
   for (int i = 0; i < 3; ++i) {
     if (dup3(fds[i], i, 0) < 0) make_error(&err, "dup2 stdio", errno, ""), report_and_exit(report, err);

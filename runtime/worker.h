@@ -17,14 +17,23 @@
 // CLONE_VFORK); must not allocate.
 //
 // A prepared worker (run_prepared_worker) takes the same steps in the same order, but ahead
-// of its request: corral-init forks it while the sandbox is idle, and it waits, its filter
+// of its request: corral-init makes it while the sandbox is idle, and it waits, its filter
 // installed, for the request that names stdio, cwd and argv. Only those three steps remain
 // when the request comes, after seccomp: the filter must allow them (LaunchPlan::
-// prepared_worker_allowed), or init does not prepare workers for the sandbox. Its memory is a
-// copy of init's; it waits non-dumpable (so no process of the sandbox user can read it),
+// prepared_worker_allowed), or init does not prepare workers for the sandbox. It waits only
 // while no other process of the sandbox user exists (init prepares one only when no exec
-// and no detached program is running); a zygote sandbox's waits dumpable like its
-// interpreting workers, its memory being the template's (see zygote.h).
+// and no detached program is running).
+//   In a cold sandbox it shares init's memory (CLONE_VM, a stack of its own) and runs
+// alongside init, so it touches nothing of init's but its own stack (and errno only on a
+// failure, after which it exits): a copy of init's memory would cost a page-table copy, and
+// a teardown at execve that grows with the supervisor's heap (~7 ms for 300 MB here). The
+// request reaches it decoded, as pointers into init's memory, which init keeps until the
+// worker has exec'd or failed. Sharing init's memory, it is non-dumpable like init: no
+// process of the sandbox user could read it even if one existed.
+//   In a zygote sandbox it is a fork (it needs memory of its own to run the interpreter in),
+// waits dumpable like an interpreting worker (its memory is the template's; see zygote.h),
+// serves only a request its interpreter takes (init discards it for any other) and gets the
+// request as the supervisor sent it.
 #pragma once
 
 #include <cstddef>
@@ -49,10 +58,10 @@ inline constexpr uint32_t kWorkerFailed = 101;    // ErrorPayload; the worker th
 
 [[noreturn]] void run_worker(const LaunchPlan& plan, const WorkerArgs& args);
 
-// Forked by corral-init with one end of a socket pair: sets itself up as run_worker does,
-// sends its seccomp listener, then reads one kExec frame from `sock` (the supervisor's
-// request as init received it, with the three stdio fds) and runs it. Exits quietly if the
-// socket closes first.
+// Made by corral-init with one end of a socket pair: sets itself up as run_worker does,
+// sends its seccomp listener, then reads one kExec frame from `sock` with the three stdio
+// fds (an ExecRequestView in a cold sandbox, the supervisor's request in a zygote's; see
+// above) and runs it. Exits quietly if the socket closes first.
 [[noreturn]] void run_prepared_worker(const LaunchPlan& plan, int sock);
 
 // An exec request's payload (ExecWire, then the strings), decoded in place: `buf` holds the

@@ -238,6 +238,10 @@ namespace {
 TEST_F(PoolBench, DISABLED_ExecOverhead) {
   const size_t runs = env_count("CORRAL_BENCH_RUNS", 200);
   const size_t idle_ms = env_count("CORRAL_BENCH_IDLE_MS", 30);
+  // CORRAL_BENCH_BALLAST_MB: heap this process holds (written, so present), as a server's
+  // would: a sandbox's corral-init is a copy of it.
+  std::vector<char> ballast(env_count("CORRAL_BENCH_BALLAST_MB", 0) << 20);
+  for (size_t i = 0; i < ballast.size(); i += 4096) ballast[i] = 1;
   auto sb = executor_.create(SandboxSpec{});
   ASSERT_TRUE(sb.ok()) << sb.status().to_string();
   for (std::vector<std::string> argv : {std::vector<std::string>{"/bin/true"},

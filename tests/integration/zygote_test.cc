@@ -488,6 +488,13 @@ TEST_F(Zygote, APreparedWorkerRunsLikeAFreshFork) {
   }
   EXPECT_NE(randoms[0], randoms[1]);
   EXPECT_NE(randoms[0], randoms[2]);
+  // A program the interpreter does not take, after the same wait: exec'd by a worker cloned
+  // for it (the prepared one is discarded).
+  bool forked = false;
+  auto sh = zrun({"/bin/sh", "-c", "echo sh $#", "x", "a", "b"}, p, &forked, "python", 150);
+  ASSERT_TRUE(forked);
+  EXPECT_EQ(sh.status(), ExecStatus::kOk) << sh.stderr_data << sh.message;
+  EXPECT_EQ(sh.stdout_data, "sh 2\n");
 }
 
 TEST_F(Zygote, EnvironmentIsTheExecs) {
