@@ -497,6 +497,27 @@ TEST_F(Zygote, APreparedWorkerRunsLikeAFreshFork) {
   EXPECT_EQ(sh.stdout_data, "sh 2\n");
 }
 
+// An interpreting worker's memory lives on in a holder after its exit (hold_memory in
+// runtime/worker.cc) only until corral-init has answered: the next exec in the sandbox, back
+// to back or after a wait, finds no process but its own (init is hidden from it).
+TEST_F(Zygote, NoHolderOutlivesItsExec) {
+  SandboxSpec spec{python_policy(), "python"};
+  auto sb = shared_->create(spec);
+  ASSERT_TRUE(sb.ok()) << sb.status().to_string();
+  ASSERT_TRUE(NativeExecutor::from_zygote(**sb));
+  ExecRequest req;
+  req.argv = {"/usr/bin/python3", "-c",
+              "import os\nprint([p for p in os.listdir('/proc') if p.isdigit() and int(p) != os.getpid()])"};
+  for (int i = 0; i < 6; ++i) {
+    SCOPED_TRACE(i);
+    if (i >= 3) usleep(100'000);
+    auto r = shared_->exec(**sb, req);
+    ASSERT_TRUE(r.ok()) << r.status().to_string();
+    EXPECT_EQ(r->stdout_data, "[]\n") << r->stderr_data;
+  }
+  EXPECT_TRUE(shared_->destroy(**sb).ok());
+}
+
 TEST_F(Zygote, EnvironmentIsTheExecs) {
   auto r = zpy(
       "import ctypes, os, subprocess\n"
