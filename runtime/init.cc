@@ -86,10 +86,11 @@ class Init {
         mmap(nullptr, kWorkerStack, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0));
     if (prepared_stack_ == MAP_FAILED) _exit(2);
     if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sizes_) != 0) sizes_ = {};
-    // A sandbox made ahead of its first request (a pool's) gets its first worker ready now;
-    // one whose request is already here (the CLI's) is served by a worker cloned for it.
-    struct pollfd ctl = {kCtlFd, POLLIN, 0};
-    if (poll(&ctl, 1, 0) == 0) prepare_worker();
+    // A sandbox made ahead of its first request (a pool's) gets its first worker ready once
+    // it has been idle for a moment; one whose request follows at once (the CLI's, a
+    // one-shot run's) is served by a worker made for it, never waiting for one being
+    // prepared (a zygote's rehearses a run first).
+    prepare_later();
 
     while (true) {
       // Negative fds are ignored by poll: a listener slot without a listener costs nothing.
