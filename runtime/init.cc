@@ -182,14 +182,10 @@ class Init {
     worker_interprets_ = interprets(plan_, v.argv);
     int report_fd = -1;
     pid_t pid = -1;
-    if (prepared_ > 0 && plan_.interpret && !worker_interprets_) {
-      // A zygote sandbox's prepared worker is a copy of the template: exec'ing another
-      // program from it would tear all that down first. A worker cloned for it is quicker;
-      // another is prepared after this exec.
-      kill(prepared_, SIGKILL);  // reaped as any other child
-      close_fd(&prepared_sock_);
-      prepared_ = 0;
-    }
+    // A zygote sandbox's prepared worker is a copy of the template: exec'ing another program
+    // from it would tear all that down first. A worker cloned for it is quicker; another is
+    // prepared after this exec.
+    if (prepared_ > 0 && plan_.interpret && !worker_interprets_) discard_prepared();
     if (prepared_ > 0) {
       // With the stdio fds: a cold sandbox's worker (sharing this memory) the request decoded
       // here, a zygote's the request as it came (see worker.h).
@@ -198,13 +194,12 @@ class Init {
       if (sent == 0) {
         pid = prepared_;
         report_fd = prepared_sock_;
+        prepared_ = 0;
+        prepared_sock_ = -1;
       } else {
-        kill(prepared_, SIGKILL);  // reaped as any other child
-        close(prepared_sock_);
+        discard_prepared();
         preparing_ok_ = false;
       }
-      prepared_ = 0;
-      prepared_sock_ = -1;
     }
     if (pid < 0) {
       int report[2];
@@ -261,7 +256,7 @@ class Init {
     if (!failed) send_frame(kCtlFd, Frame::kExecStarted, nullptr, 0);
   }
 
-  // A worker prepared ahead of the next request (run_prepared_worker): forked, set up and
+  // A worker prepared ahead of the next request (run_prepared_worker): made, set up and
   // filtered while the sandbox is idle, so that an exec request costs only its stdio, cwd
   // and execve. Made only while no exec and no detached program runs (see worker.h), at
   // most one at a time, and not after one has died unused (the next exec then clones a
@@ -292,6 +287,13 @@ class Init {
     }
     prepared_ = pid;
     prepared_sock_ = sv[0];
+  }
+
+  // Kills the prepared worker, unused (reaped as any other child, not as one that died).
+  void discard_prepared() {
+    kill(prepared_, SIGKILL);
+    close_fd(&prepared_sock_);
+    prepared_ = 0;
   }
 
   // After an exec: the next worker is prepared once the sandbox has been idle for a moment,

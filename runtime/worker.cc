@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <linux/limits.h>
-#include <linux/seccomp.h>
 #include <poll.h>
 #include <sched.h>
 #include <sys/mman.h>
@@ -14,7 +13,6 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <utility>
 
 #include "runtime/caps.h"
 #include "runtime/fds.h"
@@ -35,10 +33,11 @@ constexpr char kDefaultPath[] = "/usr/local/bin:/usr/bin:/bin";
 void reset_signals() {
   struct sigaction dfl = {};
   dfl.sa_handler = SIG_DFL;
+  // Not the RT signals the C library keeps for itself (sigaction refuses them, and errno is
+  // shared with init in a worker that shares its memory: see run_prepared_worker).
+  const int first_rt = SIGRTMIN;
   for (int sig = 1; sig < NSIG; ++sig) {
-    // Not the RT signals the C library keeps for itself (sigaction refuses them, and errno
-    // is shared with init in a worker that shares its memory: see run_prepared_worker).
-    if (sig == SIGKILL || sig == SIGSTOP || (sig >= 32 && sig < SIGRTMIN)) continue;
+    if (sig == SIGKILL || sig == SIGSTOP || (sig >= 32 && sig < first_rt)) continue;
     sigaction(sig, &dfl, nullptr);
   }
   sigset_t none;

@@ -26,7 +26,8 @@
 //   In a cold sandbox it shares init's memory (CLONE_VM, a stack of its own) and runs
 // alongside init, so it touches nothing of init's but its own stack (and errno only on a
 // failure, after which it exits): a copy of init's memory would cost a page-table copy, and
-// a teardown at execve that grows with the supervisor's heap (~7 ms for 300 MB here). The
+// a teardown at execve that grows with the supervisor's heap (tools/bench-pool measures an
+// exec with and without a large one). The
 // request reaches it decoded, as pointers into init's memory, which init keeps until the
 // worker has exec'd or failed. Sharing init's memory, it is non-dumpable like init: no
 // process of the sandbox user could read it even if one existed.

@@ -55,11 +55,9 @@ inline void record_peer_row(const std::string& what, const std::vector<double>& 
                             const std::string& how) {
   const char* path = getenv("CORRAL_BENCH_ROWS");
   if (!path || !*path || ms.empty()) return;
-  std::vector<double> v = ms;
-  std::sort(v.begin(), v.end());
-  nlohmann::json j = {{"what", what},       {"min", v.front()},         {"median", v[v.size() / 2]},
-                      {"max", v.back()},    {"runs", v.size()},         {"bare_median", bare_median_ms},
-                      {"how", how}};
+  auto [lo, hi] = std::minmax_element(ms.begin(), ms.end());
+  nlohmann::json j = {{"what", what}, {"min", *lo},         {"median", median(ms)},        {"max", *hi},
+                      {"runs", ms.size()}, {"bare_median", bare_median_ms}, {"how", how}};
   std::ofstream(path, std::ios::app) << j.dump() << "\n";
 }
 

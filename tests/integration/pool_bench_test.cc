@@ -3,12 +3,13 @@
 // each idle pooled sandbox costs with 200 of them at once. Disabled in the test run; run by
 // tools/bench-pool, which passes --gtest_also_run_disabled_tests. Environment:
 //   CORRAL_BENCH_RUNS (default 100), CORRAL_BENCH_SANDBOXES (200), CORRAL_BENCH_OUT (file).
+// DISABLED_ExecOverhead (below) appends where a pooled exec's time goes.
 #include <dirent.h>
-#include <linux/kcmp.h>
-#include <sys/syscall.h>
 #include <fcntl.h>
+#include <linux/kcmp.h>
 #include <spawn.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 
 #include <algorithm>
@@ -233,57 +234,66 @@ TEST_F(PoolBench, DISABLED_LatencyAndMemory) {
   EXPECT_TRUE(warm.ok()) << warm.to_string();
 }
 
-}  // namespace
-}  // namespace corral::testing
-
-namespace corral::testing {
-namespace {
-
-// Where a pooled exec's time over bare goes: in one sandbox made beforehand, `/bin/true` and
-// `python3 -c pass` alternate with the same argv spawned bare, CORRAL_BENCH_RUNS pairs each
-// (default 200), each exec after CORRAL_BENCH_IDLE_MS (default 30) of idleness (time for
-// corral-init to prepare the next worker; 0: back to back). Prints medians and the median of
-// the paired differences; never asserts on time.
+// Where a pooled exec's time over bare goes, appended to CORRAL_BENCH_OUT as a markdown
+// section (run after LatencyAndMemory by tools/bench-pool): in one sandbox made beforehand,
+// `/bin/true` and `python3 -c pass` alternate with the same argv spawned bare,
+// CORRAL_BENCH_RUNS pairs each (default 100), each exec after CORRAL_BENCH_IDLE_MS (default
+// 30) of idleness (time for corral-init to prepare the next worker; 0: back to back), once
+// with this process as it is and once holding CORRAL_BENCH_BALLAST_MB (default 300) of heap,
+// as a server's would (a sandbox's corral-init is a copy of the supervisor). Never asserts
+// on time.
 TEST_F(PoolBench, DISABLED_ExecOverhead) {
-  const size_t runs = env_count("CORRAL_BENCH_RUNS", 200);
+  const size_t runs = env_count("CORRAL_BENCH_RUNS", 100);
   const size_t idle_ms = env_count("CORRAL_BENCH_IDLE_MS", 30);
-  // CORRAL_BENCH_BALLAST_MB: heap this process holds (written, so present), as a server's
-  // would: a sandbox's corral-init is a copy of it.
-  std::vector<char> ballast(env_count("CORRAL_BENCH_BALLAST_MB", 0) << 20);
-  for (size_t i = 0; i < ballast.size(); i += 4096) ballast[i] = 1;
-  auto sb = executor_.create(SandboxSpec{});
-  ASSERT_TRUE(sb.ok()) << sb.status().to_string();
-  for (std::vector<std::string> argv : {std::vector<std::string>{"/bin/true"},
-                                        std::vector<std::string>{"/usr/bin/python3", "-c", "pass"}}) {
-    std::vector<char*> raw;
-    for (auto& a : argv) raw.push_back(a.data());
-    raw.push_back(nullptr);
-    ExecRequest req;
-    req.argv = argv;
-    std::vector<double> bare, in_sandbox, diff;
-    for (size_t i = 0; i < runs + 5; ++i) {
-      if (idle_ms) {
-        usleep(static_cast<useconds_t>(idle_ms * 1000));
-        for (auto t = Clock::now(); ms_since(t) < 2;) {
-        }  // this CPU awake again before either is timed
+  std::ostringstream md;
+  md << "\n### Exec in a sandbox made beforehand, against bare\n\n"
+     << "Measured by `PoolBench.DISABLED_ExecOverhead` (same binary): " << runs << " pairs per row, the exec and "
+     << "the bare spawn of the same argv alternating which goes first, each pair after " << idle_ms
+     << " ms idle (corral-init prepares the next exec's worker meanwhile). \"supervisor heap\": memory the "
+     << "measuring process held and wrote, as a server's would; a sandbox's corral-init is a copy of it.\n\n"
+     << "| supervisor heap | program | bare median ms | exec median ms | median of paired differences ms |\n"
+     << "|---|---|---|---|---|\n";
+  for (size_t ballast_mb : {size_t{0}, env_count("CORRAL_BENCH_BALLAST_MB", 300)}) {
+    std::vector<char> ballast(ballast_mb << 20, 1);  // written, so present
+    auto sb = executor_.create(SandboxSpec{});
+    ASSERT_TRUE(sb.ok()) << sb.status().to_string();
+    for (std::vector<std::string> argv : {std::vector<std::string>{"/bin/true"},
+                                          std::vector<std::string>{"/usr/bin/python3", "-c", "pass"}}) {
+      std::vector<char*> raw;
+      for (auto& a : argv) raw.push_back(a.data());
+      raw.push_back(nullptr);
+      ExecRequest req;
+      req.argv = argv;
+      std::vector<double> bare, in_sandbox, diff;
+      for (size_t i = 0; i < runs + 5; ++i) {
+        if (idle_ms) {
+          usleep(static_cast<useconds_t>(idle_ms * 1000));
+          for (auto t = Clock::now(); ms_since(t) < 2;) {
+          }  // this CPU awake again before either is timed
+        }
+        // Alternating which goes first: the first after the pause pays for waking up.
+        double b = i % 2 ? bare_run_ms(raw.data()) : 0;
+        auto t0 = Clock::now();
+        auto r = executor_.exec(**sb, req);
+        double e = ms_since(t0);
+        if (i % 2 == 0) b = bare_run_ms(raw.data());
+        ASSERT_TRUE(r.ok() && r->status() == ExecStatus::kOk);
+        if (i < 5) continue;
+        bare.push_back(b);
+        in_sandbox.push_back(e);
+        diff.push_back(e - b);
       }
-      // Alternating which goes first: the first after the pause pays for waking up.
-      double b = i % 2 ? bare_run_ms(raw.data()) : 0;
-      auto t0 = Clock::now();
-      auto r = executor_.exec(**sb, req);
-      double e = ms_since(t0);
-      if (i % 2 == 0) b = bare_run_ms(raw.data());
-      ASSERT_TRUE(r.ok() && r->status() == ExecStatus::kOk);
-      if (i < 5) continue;
-      bare.push_back(b);
-      in_sandbox.push_back(e);
-      diff.push_back(e - b);
+      char line[256];
+      snprintf(line, sizeof line, "| %zu MB | `%s` | %.3f | %.3f | %+.3f |\n", ballast_mb,
+               argv.size() == 1 ? argv[0].c_str() : "python3 -c pass", median(bare), median(in_sandbox),
+               median(diff));
+      md << line;
     }
-    printf("%s: bare %.3f ms, exec in a pre-created sandbox %.3f ms, paired difference %.3f ms (medians of %zu, "
-           "%zu ms idle before each)\n",
-           argv.back().c_str(), median(bare), median(in_sandbox), median(diff), runs, idle_ms);
+    executor_.destroy(**sb);
   }
-  executor_.destroy(**sb);
+  const std::string text = md.str();
+  if (const char* out = getenv("CORRAL_BENCH_OUT"); out && *out) std::ofstream(out, std::ios::app) << text;
+  printf("%s", text.c_str());
 }
 
 }  // namespace
