@@ -130,7 +130,10 @@ print(L + "/blobs/sha256/" + man["layers"][-1]["digest"][7:])' "$L")
     # A corrupted layer blob is caught by its digest and nothing is registered.
     cp -a "$L" "$T/corrupt"
     blob="$T/corrupt/blobs/sha256/$(basename "$top")"
-    printf '\xff' | dd of="$blob" bs=1 seek=100 conv=notrunc status=none
+    # Flip every bit of byte 100 (writing a fixed value would leave the blob intact
+    # whenever that byte already had it).
+    b=$(od -An -tu1 -j100 -N1 "$blob" | tr -d ' ')
+    printf "\\$(printf '%03o' $((255 - b)))" | dd of="$blob" bs=1 seek=100 conv=notrunc status=none
     "$C" rootfs import "$T/corrupt:l2" --name "$P-corrupt" >/dev/null 2>"$T/err"; rc=$?
     if [ $rc -eq 2 ] && grep -q "digest mismatch" "$T/err" && ! "$C" rootfs inspect "$P-corrupt" >/dev/null 2>&1 &&
        ! ls -a /var/lib/corral/rootfs | grep -q -- "$P-corrupt"; then
