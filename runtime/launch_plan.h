@@ -84,6 +84,10 @@ struct LaunchPlan {
   // Run by a prepared worker (see worker.h) after its filter, before it waits for a request.
   using PrepareFn = void (*)();
   PrepareFn interpret_prepare = nullptr;
+  // Run by a prepared worker first, before any isolation step of its own: copies the
+  // template's pages a run is expected to write (ZygoteOptions::prefault). Only touches
+  // this process's memory.
+  PrepareFn prefault = nullptr;
   std::string interpreter_path;
 
   // Exec-time settings shared by every exec in this sandbox.

@@ -58,7 +58,7 @@ Status send_json(int ctl, uint32_t type, const nlohmann::json& j, const int* fds
 nlohmann::json ZygoteOptions::to_json() const {
   return {{"language", language}, {"interpreter", interpreter}, {"preload", preload},
           {"warmup", warmup},     {"state_dir", state_dir},     {"cache_dir", cache_dir},
-          {"spare", spare},       {"snapshot", snapshot}};
+          {"spare", spare},       {"snapshot", snapshot},       {"prefault", prefault}};
 }
 
 ZygoteOptions ZygoteOptions::from_json(const nlohmann::json& j) {
@@ -71,6 +71,7 @@ ZygoteOptions ZygoteOptions::from_json(const nlohmann::json& j) {
   o.cache_dir = j.value("cache_dir", o.cache_dir);
   o.spare = j.value("spare", o.spare);
   o.snapshot = j.value("snapshot", o.snapshot);
+  o.prefault = j.value("prefault", o.prefault);
   return o;
 }
 

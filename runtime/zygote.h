@@ -97,6 +97,11 @@ struct ZygoteOptions {
   // (see snapshot_memory in zygote_template.cc): forks and exits of its copies no longer copy
   // and tear down ~15,000 page table entries each. Off: the memory stays anonymous.
   bool snapshot = true;
+  // Find out once, in a fork of the template that runs `warmup` again, which pages of the
+  // template a run writes (its page map: those now its own), and have every prepared worker
+  // (see worker.h) copy them before its request instead of while the request waits (each
+  // copy ~2 us here). Costs each prepared worker that much memory (info()["prefault_kb"]).
+  bool prefault = true;
 
   nlohmann::json to_json() const;
   static ZygoteOptions from_json(const nlohmann::json& j);

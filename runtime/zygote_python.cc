@@ -405,11 +405,13 @@ void settle_child() {
   g_settled = 1;
 }
 
-void python_prepare() {
+void python_prepare() { python_rehearse("pass"); }
+
+void python_rehearse(const char* code) {
   if (!g_run) return;
   settle_child();
   if (g_settled != 1) return;
-  PyObject* args = Py_BuildValue("[ss]", "-c", "pass");
+  PyObject* args = Py_BuildValue("[ss]", "-c", code);
   PyObject* env = PyList_New(0);
   PyObject* r = args && env ? PyObject_CallFunctionObjArgs(g_run, args, env, Py_True, nullptr) : nullptr;
   if (!r) PyErr_Clear();

@@ -28,4 +28,9 @@ int python_interpret(char* const* argv, char* const* envp, const char* cwd);
 // that a run writes are copied then rather than while the request waits.
 void python_prepare();
 
+// In a fork of the template: the after-fork steps, then a run of `code` as python_prepare
+// rehearses `pass` (output to this process's stdout and stderr). For profiling what a run
+// writes (see profile_written_pages in zygote_template.cc).
+void python_rehearse(const char* code);
+
 }  // namespace corral::runtime

@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -104,6 +105,24 @@ void close_all(const int* fds, int n) {
 
 // ---- The spare (a clone of the template in fresh namespaces) ------------------------------
 
+// The template's pages a run writes (profile_written_pages), copied by every prepared
+// worker before its request (prefault_written_pages). Set once before the template serves.
+struct PageRange {
+  unsigned long start, len;
+};
+PageRange* g_written = nullptr;
+size_t g_written_count = 0;
+
+void prefault_written_pages() {
+  for (size_t i = 0; i < g_written_count; ++i) {
+    // A part no longer mapped (ENOMEM) is skipped; a kernel without the advice (EINVAL) ends it.
+    if (madvise(reinterpret_cast<void*>(g_written[i].start), g_written[i].len, MADV_POPULATE_WRITE) != 0 &&
+        errno == EINVAL) {
+      return;
+    }
+  }
+}
+
 // Builds the LaunchPlan for a spawn request (zygote.cc's Zygote::spawn writes it).
 StatusOr<std::unique_ptr<LaunchPlan>> plan_for(const ZygoteOptions& options, const char* text, size_t size) {
   nlohmann::json req = nlohmann::json::parse(text, text + size, nullptr, false);
@@ -126,6 +145,7 @@ StatusOr<std::unique_ptr<LaunchPlan>> plan_for(const ZygoteOptions& options, con
   p.interpret = &python_interpret;
   p.interpret_accepts = &python_accepts;
   p.interpret_prepare = &python_prepare;
+  if (g_written_count > 0) p.prefault = &prefault_written_pages;
   p.interpreter_path = options.interpreter;
   return plan;
 }
@@ -177,6 +197,78 @@ void prewarm(const ZygoteOptions& options) {
 }
 
 // ---- The template ---------------------------------------------------------------------------
+
+// Which of the template's pages a run of `code` writes, as ranges in g_written; returns how
+// many pages. A fork runs it (python_rehearse, output to the template's /dev/null), then
+// reads its own page map over the template's private writable mappings: a page that is now
+// its own (present, mapped by it alone, anonymous) was copied or first written by the run.
+// Pages it maps afresh (new mappings) are not counted: a worker could not copy those ahead.
+size_t profile_written_pages(const std::string& code) {
+  std::vector<PageRange> regions;
+  if (FILE* maps = fopen("/proc/self/maps", "re")) {
+    char line[512];
+    while (fgets(line, sizeof line, maps)) {
+      unsigned long a, b;
+      char perms[8];
+      if (sscanf(line, "%lx-%lx %7s", &a, &b, perms) == 3 && strcmp(perms, "rw-p") == 0) regions.push_back({a, b - a});
+    }
+    fclose(maps);
+  }
+  int p[2];
+  if (regions.empty() || pipe2(p, O_CLOEXEC) != 0) return 0;
+  pid_t child = fork();
+  if (child == 0) {
+    close(p[0]);
+    python_rehearse(code.c_str());
+    int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) _exit(1);
+    constexpr uint64_t kPresent = 1ull << 63, kFile = 1ull << 61, kExclusive = 1ull << 56;
+    static uint64_t entries[512];
+    static PageRange out[256];
+    size_t nout = 0;
+    auto emit = [&](PageRange r) {
+      out[nout++] = r;
+      if (nout == sizeof out / sizeof out[0]) {
+        if (write(p[1], out, sizeof out) != static_cast<ssize_t>(sizeof out)) _exit(1);
+        nout = 0;
+      }
+    };
+    for (const PageRange& r : regions) {
+      PageRange run = {0, 0};
+      for (unsigned long page = r.start; page < r.start + r.len; page += 4096 * 512) {
+        const size_t n = std::min<unsigned long>(512, (r.start + r.len - page) / 4096);
+        if (pread(fd, entries, n * 8, static_cast<off_t>(page / 4096 * 8)) != static_cast<ssize_t>(n * 8)) break;
+        for (size_t i = 0; i < n; ++i) {
+          const uint64_t e = entries[i];
+          const unsigned long at = page + i * 4096;
+          if ((e & kPresent) && (e & kExclusive) && !(e & kFile)) {
+            if (run.len && run.start + run.len == at) run.len += 4096;
+            else {
+              if (run.len) emit(run);
+              run = {at, 4096};
+            }
+          }
+        }
+      }
+      if (run.len) emit(run);
+    }
+    if (nout && write(p[1], out, nout * sizeof out[0]) != static_cast<ssize_t>(nout * sizeof out[0])) _exit(1);
+    _exit(0);
+  }
+  close(p[1]);
+  std::vector<PageRange> got;
+  PageRange r;
+  while (child > 0 && read_full(p[0], &r, sizeof r) == 0) got.push_back(r);
+  close(p[0]);
+  int status = 0;
+  if (child < 0 || waitpid(child, &status, 0) != child || !WIFEXITED(status) || WEXITSTATUS(status) != 0) return 0;
+  g_written = new PageRange[got.size()];
+  std::copy(got.begin(), got.end(), g_written);
+  g_written_count = got.size();
+  size_t pages = 0;
+  for (const PageRange& w : got) pages += w.len / 4096;
+  return pages;
+}
 
 // Takes every free chunk malloc has below the top of its heap and keeps it. After the
 // imports the heap is fragmented: thousands of small free chunks spread over ~20 MB. A child
@@ -426,6 +518,7 @@ int serve() {
   if (sigfd < 0) return 4;
   // Last, once nothing but this loop runs any more (see snapshot_memory).
   if (options.snapshot) info["snapshot"] = snapshot_memory();
+  if (options.prefault && !options.warmup.empty()) info["prefault_kb"] = profile_written_pages(options.warmup) * 4;
   Spare spare;
   if (options.spare) {
     auto first = make_spare(options, true);

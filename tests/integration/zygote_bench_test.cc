@@ -296,5 +296,35 @@ TEST(DISABLED_ZygoteBenchDetail, Faults) {
   EXPECT_EQ(ex.zygote_fallbacks(), 0u);
 }
 
+// ZygoteOptions::prefault on and off: the exec in a zygote sandbox made beforehand for the
+// pandas snippet and for code the warm-up does not run (a groupby, numpy alone, a plain
+// loop), CORRAL_BENCH_RUNS each (default 30). Fails if a run fails.
+TEST(DISABLED_ZygoteBenchDetail, Prefault) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root";
+  const size_t runs = env_count("CORRAL_BENCH_RUNS", 30);
+  const std::vector<std::pair<std::string, std::string>> snippets = {
+      {"pandas snippet", kPandas},
+      {"pandas groupby", "import pandas as pd, numpy as np; df = pd.DataFrame({'k': np.arange(100) % 7, "
+                         "'v': np.arange(100.0)}); print(df.groupby('k').v.mean().round(2).to_dict())"},
+      {"numpy matmul", "import numpy as np; a = np.ones((100, 100)); print((a @ a).sum())"},
+      {"plain loop", "print(sum(i * i for i in range(10000)))"}};
+  std::ostringstream md;
+  md << "| what | prefault | min | median | max | unit |\n|---|---|---|---|---|---|\n";
+  for (bool prefault : {false, true}) {
+    NativeExecutor ex;
+    runtime::ZygoteOptions o;
+    o.prefault = prefault;
+    ASSERT_TRUE(ex.start_zygote(o).ok());
+    const std::string kb = ex.zygote_info()["python"].value("prefault_kb", nlohmann::json(0)).dump();
+    one_shot(ex, "python", "pass", 3);  // warm-up
+    for (const auto& [what, code] : snippets) {
+      Timed t = pre_created(ex, "python", code, runs);
+      EXPECT_EQ(t.failures, 0) << what;
+      md << row(what + " | " + (prefault ? "on (" + kb + " KiB)" : "off"), t.ms, "ms", "");
+    }
+  }
+  std::cout << md.str();
+}
+
 }  // namespace
 }  // namespace corral::testing

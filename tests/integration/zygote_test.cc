@@ -497,6 +497,49 @@ TEST_F(Zygote, APreparedWorkerRunsLikeAFreshFork) {
   EXPECT_EQ(sh.stdout_data, "sh 2\n");
 }
 
+long anonymous_kb(pid_t pid) {
+  std::ifstream rollup("/proc/" + std::to_string(pid) + "/smaps_rollup");
+  std::string line;
+  while (std::getline(rollup, line)) {
+    if (line.rfind("Anonymous:", 0) == 0) return std::stol(line.substr(10));
+  }
+  return -1;
+}
+
+// ZygoteOptions::prefault: the template found out once which of its pages a run of the
+// warm-up writes, and a sandbox's prepared worker has its own copies of them before any
+// request comes; corral-init, which copies none of them, holds far less of its own.
+TEST_F(Zygote, APreparedWorkerCopiesWhatTheWarmupWrites) {
+  auto info = shared_->zygote_info()["python"];
+  const long prefault_kb = info.value("prefault_kb", 0L);
+  ASSERT_GT(prefault_kb, 1024) << info.dump();  // numpy, pandas and matplotlib write megabytes
+  ASSERT_LT(prefault_kb, 256 << 10) << info.dump();
+  // The spare becomes the next sandbox's init (ZygoteOptions::spare).
+  const pid_t tpl = template_pid();
+  std::vector<pid_t> spares;
+  for (int i = 0; i < 200 && (spares = spares_of(tpl)).empty(); ++i) usleep(5'000);
+  ASSERT_EQ(spares.size(), 1u);
+  const pid_t init = spares[0];
+  auto sb = shared_->create(SandboxSpec{python_policy(), "python"});
+  ASSERT_TRUE(sb.ok()) << sb.status().to_string();
+  ASSERT_FALSE(proc_field(init, "NSpid").empty());
+  ASSERT_NE(spares_of(tpl), std::vector<pid_t>{init});
+  std::vector<pid_t> workers;
+  for (int i = 0; i < 200 && (workers = children_of(init)).empty(); ++i) usleep(5'000);
+  ASSERT_EQ(workers.size(), 1u);  // the prepared worker
+  long worker_kb = -1;
+  for (int i = 0; i < 200 && (worker_kb = anonymous_kb(workers[0])) < prefault_kb * 9 / 10; ++i) usleep(5'000);
+  EXPECT_GE(worker_kb, prefault_kb * 9 / 10);
+  EXPECT_LT(anonymous_kb(init), prefault_kb / 2);
+  // And it serves the exec as any prepared worker does.
+  ExecRequest req;
+  req.argv = {"/usr/bin/python3", "-c", "import pandas as pd; print(pd.DataFrame({'a': [1, 2]}).a.sum())"};
+  auto r = shared_->exec(**sb, req);
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  EXPECT_EQ(r->stdout_data, "3\n") << r->stderr_data;
+  EXPECT_TRUE(shared_->destroy(**sb).ok());
+}
+
 // An interpreting worker's memory lives on in a holder after its exit (hold_memory in
 // runtime/worker.cc) only until corral-init has answered: the next exec in the sandbox, back
 // to back or after a wait, finds no process but its own (init is hidden from it).
