@@ -112,6 +112,10 @@ struct PageRange {
 };
 PageRange* g_written = nullptr;
 size_t g_written_count = 0;
+uint64_t g_written_bytes = 0;
+// A sandbox's prepared worker copies them only if its memory limit is at least this many
+// times their size (the default 512 MB limit is ~40 times the default warm-up's 12.6 MB).
+constexpr uint64_t kPrefaultLimitShare = 8;
 
 void prefault_written_pages() {
   for (size_t i = 0; i < g_written_count; ++i) {
@@ -145,7 +149,11 @@ StatusOr<std::unique_ptr<LaunchPlan>> plan_for(const ZygoteOptions& options, con
   p.interpret = &python_interpret;
   p.interpret_accepts = &python_accepts;
   p.interpret_prepare = &python_prepare;
-  if (g_written_count > 0) p.prefault = &prefault_written_pages;
+  // The sandbox's memory limit counts the copies too: made only where they are a small part
+  // of it, so that they never bring an idle sandbox near its limit.
+  if (g_written_count > 0 && policy->limits.memory_bytes >= kPrefaultLimitShare * g_written_bytes) {
+    p.prefault = &prefault_written_pages;
+  }
   p.interpreter_path = options.interpreter;
   return plan;
 }
@@ -267,6 +275,7 @@ size_t profile_written_pages(const std::string& code) {
   g_written_count = got.size();
   size_t pages = 0;
   for (const PageRange& w : got) pages += w.len / 4096;
+  g_written_bytes = pages * 4096ull;
   return pages;
 }
 

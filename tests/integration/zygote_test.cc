@@ -538,6 +538,21 @@ TEST_F(Zygote, APreparedWorkerCopiesWhatTheWarmupWrites) {
   ASSERT_TRUE(r.ok()) << r.status().to_string();
   EXPECT_EQ(r->stdout_data, "3\n") << r->stderr_data;
   EXPECT_TRUE(shared_->destroy(**sb).ok());
+
+  // Under a memory limit the copies would take much of, the prepared worker makes none.
+  for (int i = 0; i < 200 && (spares = spares_of(tpl)).empty(); ++i) usleep(5'000);
+  ASSERT_EQ(spares.size(), 1u);
+  const pid_t small_init = spares[0];
+  auto small = shared_->create(SandboxSpec{python_policy(", \"limits\": {\"memory_bytes\": 67108864}"), "python"});
+  ASSERT_TRUE(small.ok()) << small.status().to_string();
+  for (int i = 0; i < 200 && (workers = children_of(small_init)).empty(); ++i) usleep(5'000);
+  ASSERT_EQ(workers.size(), 1u);
+  usleep(100'000);  // time enough for copies it would make
+  EXPECT_LT(anonymous_kb(workers[0]), prefault_kb / 2);
+  r = shared_->exec(**small, req);
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  EXPECT_EQ(r->stdout_data, "3\n") << r->stderr_data;
+  EXPECT_TRUE(shared_->destroy(**small).ok());
 }
 
 // An interpreting worker's memory lives on in a holder after its exit (hold_memory in
