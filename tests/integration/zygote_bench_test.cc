@@ -131,7 +131,9 @@ TEST(DISABLED_ZygoteBench, Python) {
      << "Measured in one process by `tests/integration/zygote_bench_test.cc` (run by `tools/bench`): "
      << runs << " runs per row after one warm-up; bare is `posix_spawn` + `waitpid` of `/usr/bin/python3 -c CODE` "
      << "with stdout to /dev/null (as hyperfine -N). The template started in " << info["start_ms"] << " ms "
-     << "(python " << info["python"].get<std::string>() << ", preloaded " << info["preloaded"].dump() << ").\n"
+     << "(python " << info["python"].get<std::string>() << ", preloaded " << info["preloaded"].dump()
+     << "; prepared workers copy the " << info.value("prefault_kb", nlohmann::json(0)).dump()
+     << " KiB a run of the warm-up writes, see the prefault section).\n"
      << "One-shot rows include creating and destroying the sandbox; pre-created rows time the exec in a sandbox "
      << "made beforehand and left idle for 60 ms (untimed), as a warm pool hands it out.\n\n"
      << "| what | min | median | max | unit |\n|---|---|---|---|---|\n";
@@ -298,8 +300,9 @@ TEST(DISABLED_ZygoteBenchDetail, Faults) {
 
 // ZygoteOptions::prefault on and off: the exec in a zygote sandbox made beforehand for the
 // pandas snippet and for code the warm-up does not run (a groupby, numpy alone, a plain
-// loop), CORRAL_BENCH_RUNS each (default 30). Fails if a run fails.
-TEST(DISABLED_ZygoteBenchDetail, Prefault) {
+// loop), CORRAL_BENCH_RUNS each (default 30), as a markdown section (CORRAL_BENCH_OUT, as
+// above). Fails if a run fails.
+TEST(DISABLED_ZygoteBench, Prefault) {
   if (geteuid() != 0) GTEST_SKIP() << "needs root";
   const size_t runs = env_count("CORRAL_BENCH_RUNS", 30);
   const std::vector<std::pair<std::string, std::string>> snippets = {
@@ -309,7 +312,12 @@ TEST(DISABLED_ZygoteBenchDetail, Prefault) {
       {"numpy matmul", "import numpy as np; a = np.ones((100, 100)); print((a @ a).sum())"},
       {"plain loop", "print(sum(i * i for i in range(10000)))"}};
   std::ostringstream md;
-  md << "| what | prefault | min | median | max | unit |\n|---|---|---|---|---|---|\n";
+  md << "## Zygote prefault: exec in a sandbox made beforehand, with and without\n\n"
+     << "`ZygoteOptions::prefault`: the template profiles once which of its pages a run of the warm-up writes, "
+     << "and a sandbox's prepared worker copies them while the sandbox is idle. The snippets other than the "
+     << "first are code the warm-up does not run. " << runs << " runs per row, each in a sandbox made beforehand "
+     << "and left idle 60 ms (untimed); by `tests/integration/zygote_bench_test.cc`.\n\n"
+     << "| what | prefault | min | median | max | unit |\n|---|---|---|---|---|---|\n";
   for (bool prefault : {false, true}) {
     NativeExecutor ex;
     runtime::ZygoteOptions o;
@@ -323,7 +331,12 @@ TEST(DISABLED_ZygoteBenchDetail, Prefault) {
       md << row(what + " | " + (prefault ? "on (" + kb + " KiB)" : "off"), t.ms, "ms", "");
     }
   }
-  std::cout << md.str();
+  md << "\n";
+  if (const char* out_path = getenv("CORRAL_BENCH_OUT")) {
+    std::ofstream(out_path, std::ios::app) << md.str();
+  } else {
+    std::cout << md.str();
+  }
 }
 
 }  // namespace
