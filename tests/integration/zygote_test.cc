@@ -599,12 +599,7 @@ TEST_F(Zygote, TheTemplatesMemoryIsASealedSnapshot) {
   auto info = shared_->zygote_info()["python"];
   ASSERT_TRUE(info.value("snapshot", false)) << info.dump();
   zpy("print(1)");  // at least one sandbox made since
-  std::ifstream rollup("/proc/" + std::to_string(template_pid()) + "/smaps_rollup");
-  std::string line;
-  long anon_kb = -1;
-  while (std::getline(rollup, line)) {
-    if (line.rfind("Anonymous:", 0) == 0) anon_kb = std::stol(line.substr(10));
-  }
+  const long anon_kb = anonymous_kb(template_pid());
   // ~60 MB of it is in the snapshot; what stays anonymous is the stack, libraries' data and
   // the top of malloc's heap.
   EXPECT_GE(anon_kb, 0);
