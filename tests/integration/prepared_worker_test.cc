@@ -24,19 +24,6 @@ using std::chrono::milliseconds;
 // Longer than corral-init's delay before it prepares the next worker (kPrepareDelayMs).
 constexpr milliseconds kIdle{120};
 
-// "Key:\tvalue" of /proc/PID/status, "" if absent.
-std::string status_field(pid_t pid, const std::string& key) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind(key + ":", 0) == 0) {
-      auto v = line.substr(key.size() + 1);
-      return v.substr(v.find_first_not_of(" \t"));
-    }
-  }
-  return "";
-}
-
 class PreparedWorker : public SandboxTest {
  protected:
   // The sandbox and its corral-init's host pid (the newest child of this process).
@@ -80,7 +67,7 @@ TEST_F(PreparedWorker, WaitsUnprivilegedFilteredAndAlone) {
   const pid_t w = kids[0];
   // The sandbox user (uid 1000 inside: an unprivileged host id, not init's), no
   // capabilities in any set, no_new_privs, its filter installed, one session of its own.
-  std::istringstream uids(status_field(w, "Uid")), init_uids(status_field(init, "Uid"));
+  std::istringstream uids(proc_status_field(w, "Uid")), init_uids(proc_status_field(init, "Uid"));
   uid_t ruid, euid, suid, init_uid;
   uids >> ruid >> euid >> suid;
   init_uids >> init_uid;
@@ -89,10 +76,10 @@ TEST_F(PreparedWorker, WaitsUnprivilegedFilteredAndAlone) {
   EXPECT_NE(euid, 0u);
   EXPECT_NE(euid, init_uid);
   for (const char* set : {"CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"}) {
-    EXPECT_EQ(status_field(w, set), "0000000000000000") << set;
+    EXPECT_EQ(proc_status_field(w, set), "0000000000000000") << set;
   }
-  EXPECT_EQ(status_field(w, "NoNewPrivs"), "1");
-  EXPECT_EQ(status_field(w, "Seccomp"), "2");
+  EXPECT_EQ(proc_status_field(w, "NoNewPrivs"), "1");
+  EXPECT_EQ(proc_status_field(w, "Seccomp"), "2");
   // In a cold sandbox it shares init's memory rather than copying it (see worker.h).
   EXPECT_EQ(syscall(SYS_kcmp, w, init, KCMP_VM, 0, 0), 0) << strerror(errno);
   // Non-dumpable: its memory (a copy of init's) is closed to every process of the sandbox

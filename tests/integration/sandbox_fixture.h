@@ -18,6 +18,21 @@
 
 namespace corral::testing {
 
+// "Key:\tvalue" of /proc/PID/status: the value with its leading blanks stripped, "" if
+// the key (or the process) is absent.
+inline std::string proc_status_field(pid_t pid, const std::string& key) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind(key + ":", 0) == 0) {
+      auto v = line.substr(key.size() + 1);
+      auto start = v.find_first_not_of(" \t");
+      return start == std::string::npos ? "" : v.substr(start);
+    }
+  }
+  return "";
+}
+
 // Host pids whose parent is `parent` (a sandbox's corral-init is a child of the test).
 inline std::vector<pid_t> children_of(pid_t parent) {
   std::vector<pid_t> out;

@@ -17,19 +17,6 @@ namespace {
 
 using runtime::NativeExecutor;
 
-std::string proc_field(pid_t pid, const std::string& key) {
-  std::ifstream f("/proc/" + std::to_string(pid) + "/status");
-  std::string line;
-  while (std::getline(f, line)) {
-    if (line.rfind(key + ":", 0) == 0) {
-      auto v = line.substr(key.size() + 1);
-      auto start = v.find_first_not_of(" \t");
-      return start == std::string::npos ? "" : v.substr(start);
-    }
-  }
-  return "";
-}
-
 int count_dir(const std::string& path) {
   DIR* d = opendir(path.c_str());
   if (!d) return -1;
@@ -114,11 +101,11 @@ TEST_F(Zygote, TemplateHasTheImportsAndNothingElse) {
   pid_t pid = template_pid();
   // Its own unprivileged ids, no capabilities, one thread, no groups.
   std::string uid = std::to_string(runtime::kZygoteHostId);
-  EXPECT_EQ(proc_field(pid, "Uid"), uid + "\t" + uid + "\t" + uid + "\t" + uid);
-  EXPECT_EQ(proc_field(pid, "CapEff"), "0000000000000000");
-  EXPECT_EQ(proc_field(pid, "CapPrm"), "0000000000000000");
-  EXPECT_EQ(proc_field(pid, "Groups"), "");
-  EXPECT_EQ(proc_field(pid, "Threads"), "1");
+  EXPECT_EQ(proc_status_field(pid, "Uid"), uid + "\t" + uid + "\t" + uid + "\t" + uid);
+  EXPECT_EQ(proc_status_field(pid, "CapEff"), "0000000000000000");
+  EXPECT_EQ(proc_status_field(pid, "CapPrm"), "0000000000000000");
+  EXPECT_EQ(proc_status_field(pid, "Groups"), "");
+  EXPECT_EQ(proc_status_field(pid, "Threads"), "1");
   // stdio (/dev/null), the control socket, the signalfd, its spare's socket: nothing a
   // child could inherit.
   EXPECT_LE(count_dir("/proc/" + std::to_string(pid) + "/fd"), 6);
@@ -145,9 +132,9 @@ TEST_F(Zygote, TheSpareHoldsNothing) {
   EXPECT_LE(count_dir("/proc/" + std::to_string(tpl) + "/fd"), 6);
   std::string dir = "/proc/" + std::to_string(spares[0]);
   std::string uid = std::to_string(runtime::kZygoteHostId);
-  EXPECT_EQ(proc_field(spares[0], "Uid"), uid + "\t" + uid + "\t" + uid + "\t" + uid);
-  EXPECT_EQ(proc_field(spares[0], "Groups"), "");
-  EXPECT_EQ(proc_field(spares[0], "Threads"), "1");
+  EXPECT_EQ(proc_status_field(spares[0], "Uid"), uid + "\t" + uid + "\t" + uid + "\t" + uid);
+  EXPECT_EQ(proc_status_field(spares[0], "Groups"), "");
+  EXPECT_EQ(proc_status_field(spares[0], "Threads"), "1");
   EXPECT_EQ(count_dir(dir + "/fd"), 4);  // stdio, the socket
   for (const char* ns : {"user", "mnt", "pid", "net", "ipc", "uts"}) {
     char mine[64] = {}, its[64] = {};
@@ -522,7 +509,7 @@ TEST_F(Zygote, APreparedWorkerCopiesWhatTheWarmupWrites) {
   const pid_t init = spares[0];
   auto sb = shared_->create(SandboxSpec{python_policy(), "python"});
   ASSERT_TRUE(sb.ok()) << sb.status().to_string();
-  ASSERT_FALSE(proc_field(init, "NSpid").empty());
+  ASSERT_FALSE(proc_status_field(init, "NSpid").empty());
   ASSERT_NE(spares_of(tpl), std::vector<pid_t>{init});
   std::vector<pid_t> workers;
   for (int i = 0; i < 200 && (workers = children_of(init)).empty(); ++i) usleep(5'000);
