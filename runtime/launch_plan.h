@@ -85,9 +85,11 @@ struct LaunchPlan {
   using PrepareFn = void (*)();
   PrepareFn interpret_prepare = nullptr;
   // Run by a prepared worker first, before any isolation step of its own: copies the
-  // template's pages a run is expected to write (ZygoteOptions::prefault). Only touches
+  // template's pages a run is expected to write (ZygoteOptions::prefault), and stops once
+  // `stop_fd` is readable (the request is there: it waits for no more copies). Only touches
   // this process's memory.
-  PrepareFn prefault = nullptr;
+  using PrefaultFn = void (*)(int stop_fd);
+  PrefaultFn prefault = nullptr;
   std::string interpreter_path;
 
   // Exec-time settings shared by every exec in this sandbox.

@@ -203,7 +203,7 @@ void run_worker(const LaunchPlan& plan, const WorkerArgs& args) {
 }
 
 void run_prepared_worker(const LaunchPlan& plan, int sock) {
-  if (plan.prefault) plan.prefault();
+  if (plan.prefault) plan.prefault(sock);
   ErrorPayload err;
   int report = sock;
   reset_signals();
